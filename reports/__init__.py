@@ -1,0 +1,1 @@
+"""Reports: the result JSON and the Markdown summary."""

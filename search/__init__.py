@@ -1,0 +1,1 @@
+"""The search: parameter space, strategies, build, run, statistics, decision and record store."""
