@@ -1,0 +1,120 @@
+"""The command line: argv -> options -> pipeline -> exit status. Thin on purpose.
+
+    hspc-gen --target FILE [--out DIR] [--budget TIME] [--effort LEVEL] [--set NAME=VALUE]...
+             [--json] [--quiet]
+    hspc-gen host [--json] [--sysfs-root DIR]
+
+Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
+written), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from hspc_gen import __version__
+from hspc_gen.errors import UserError
+from hspc_gen.model import Effort
+from hspc_gen.units import parse_duration
+
+PROG = "hspc-gen"
+SUBCOMMANDS = ("host",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2 like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see {self.prog} --help)")
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def main_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Tune a producer/consumer channel for this host and write its C++ header.",
+        epilog="Other commands: 'hspc-gen host' shows the host topology.",
+    )
+    parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
+    parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
+    parser.add_argument("--budget", type=_duration, help="wall time bound, e.g. 90s or 2m")
+    parser.add_argument(
+        "--effort",
+        type=Effort,
+        choices=list(Effort),
+        default=Effort.measure,
+        help="how hard to search (default: measure)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fix a channel parameter, e.g. --set buffers=4 --set primitive=futex",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    return parser
+
+
+def host_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"{PROG} host", description="Show this host's topology.")
+    parser.add_argument("--json", action="store_true", help="print the topology as JSON")
+    parser.add_argument(
+        "--sysfs-root", type=Path, default=Path("/sys"), help="read DIR in place of /sys"
+    )
+    return parser
+
+
+def _host_command(argv: Sequence[str]) -> int:
+    from hspc_gen.host import describe, read_host
+
+    args = host_parser().parse_args(argv)
+    host = read_host(args.sysfs_root)
+    print(json.dumps(host.to_json(), indent=2, sort_keys=True) if args.json else describe(host))
+    return 0
+
+
+def _main_command(argv: Sequence[str]) -> int:
+    from hspc_gen.pipeline import Options, run
+
+    args = main_parser().parse_args(argv)
+    options = Options(
+        target=args.target,
+        out=args.out,
+        budget=args.budget,
+        effort=args.effort,
+        overrides=tuple(args.overrides),
+        json=args.json,
+        quiet=args.quiet,
+        command=shlex.join([PROG, *argv]),
+    )
+    return run(options)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in SUBCOMMANDS:
+            return _host_command(args[1:])
+        return _main_command(args)
+    except UserError as err:
+        print(f"{PROG}: error: {err}", file=sys.stderr)
+        return UserError.exit_status
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; what was measured is kept for the next run", file=sys.stderr)
+        return 130

@@ -1,0 +1,94 @@
+"""`--effort estimate`: every channel parameter from heuristics on the host, without measuring.
+
+This is also the tuner's starting point and its fallback (FFTW's ESTIMATE planner): it must
+always give a correct, reasonable channel, quickly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hspc_gen.host import Host
+from hspc_gen.model import ChannelParams, PinThreads, Primitive
+
+# Blocking first: on a small or shared host the peer is often not running, and spinning then
+# burns the CPU the peer needs (a pause-spin hand-off on one CPU took ~8 ms, a futex one ~2 µs).
+BLOCKING_PREFERENCE = (
+    Primitive.futex,
+    Primitive.hybrid,
+    Primitive.condvar,
+    Primitive.mutex,
+    Primitive.backoff_spin,
+    Primitive.pause_spin,
+    Primitive.spinlock,
+)
+# With CPUs to spare, a short calibrated spin before blocking wins latency and costs little.
+SPARE_CPU_PREFERENCE = (Primitive.hybrid, *(p for p in BLOCKING_PREFERENCE if p != "hybrid"))
+SPARE_CPUS_FOR_SPINNING = 4
+DEFAULT_BUFFERS = 4
+DEFAULT_SPIN_NS = 2000
+MIN_BUFFER_BYTES = 256
+MAX_ESTIMATED_BUFFER_BYTES = 1 << 20
+
+
+def padding_bytes(host: Host) -> int:
+    """Two lines on x86 (the adjacent-line prefetcher pulls pairs of lines), else one line."""
+    line = host.cache_line_bytes
+    x86 = any(vendor in host.model_name for vendor in ("Intel", "AMD", "Xeon", "EPYC"))
+    return min(512, 2 * line if x86 else line)
+
+
+def stack_offset_bytes(host: Host) -> int:
+    """SMT siblings share an L1 indexed by the low address bits: move the producer's stack off
+    the consumer's by a few lines (the paper's p4); elsewhere the aliasing does not bite."""
+    return 4096 + 4 * host.cache_line_bytes if host.smt else 0
+
+
+def buffer_bytes(host: Host, buffers: int, event_bytes: int, max_buffer_memory: int) -> int:
+    """All buffers together in about half the L2 a core owns, so they stay cached."""
+    target = max(host.l2_bytes_per_core() // (2 * buffers), MIN_BUFFER_BYTES)
+    size = 1 << (min(target, MAX_ESTIMATED_BUFFER_BYTES).bit_length() - 1)
+    size = min(size, _floor_pow2(max_buffer_memory // buffers))
+    return max(size, MIN_BUFFER_BYTES, event_bytes)
+
+
+def _floor_pow2(n: int) -> int:
+    return 1 << (max(n, 1).bit_length() - 1)
+
+
+def primitive(host: Host, allowed: Sequence[Primitive]) -> Primitive:
+    spare = len(host.allowed_cpus) >= SPARE_CPUS_FOR_SPINNING
+    order = SPARE_CPU_PREFERENCE if spare else BLOCKING_PREFERENCE
+    return next(p for p in order if p in allowed)
+
+
+def placement(host: Host, pin: PinThreads) -> tuple[int, int]:
+    """Unpinned unless pinning is demanded: pinning rarely helps (Thread Reinforcer, Bogner et
+    al.). When pinned: two distinct cores sharing a cache, avoiding CPU 0 when others exist."""
+    if pin is not PinThreads.always:
+        return -1, -1
+    cpus = [c for c in host.allowed_cpus if c != 0] or list(host.allowed_cpus)
+    producer = cpus[0]
+    others = [c for c in host.allowed_cpus if host.core_of(c) != host.core_of(producer)]
+    consumer = (others or [c for c in host.allowed_cpus if c != producer] or [producer])[0]
+    return producer, consumer
+
+
+def estimate(
+    host: Host,
+    event_bytes: int,
+    max_buffer_memory: int,
+    allowed: Sequence[Primitive],
+    pin: PinThreads,
+) -> ChannelParams:
+    buffers = DEFAULT_BUFFERS
+    producer_cpu, consumer_cpu = placement(host, pin)
+    return ChannelParams(
+        padding_bytes=padding_bytes(host),
+        stack_offset_bytes=stack_offset_bytes(host),
+        buffers=buffers,
+        buffer_bytes=buffer_bytes(host, buffers, event_bytes, max_buffer_memory),
+        primitive=primitive(host, allowed),
+        producer_cpu=producer_cpu,
+        consumer_cpu=consumer_cpu,
+    )

@@ -1,0 +1,99 @@
+"""The channel parameters' domains, and `--set NAME=VALUE` overrides checked against them."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive
+from hspc_gen.units import parse_size
+
+MAX_PADDING_BYTES = 512
+MAX_STACK_OFFSET_BYTES = 65536
+MIN_BUFFERS, MAX_BUFFERS = 2, 64
+MIN_BUFFER_BYTES, MAX_BUFFER_BYTES = 64, 16 * 1024 * 1024
+
+_SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes"})
+
+
+def _is_power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def domain_error(name: str, value: object) -> str | None:
+    """Why `value` is outside the domain of parameter `name`, or None when it is inside."""
+    match name:
+        case "padding_bytes":
+            ok = isinstance(value, int) and (
+                value == 0 or (_is_power_of_two(value) and value <= MAX_PADDING_BYTES)
+            )
+            return None if ok else f"must be 0 or a power of two up to {MAX_PADDING_BYTES}"
+        case "stack_offset_bytes":
+            ok = isinstance(value, int) and 0 <= value <= MAX_STACK_OFFSET_BYTES
+            return None if ok else f"must be between 0 and {MAX_STACK_OFFSET_BYTES}"
+        case "buffers":
+            ok = isinstance(value, int) and MIN_BUFFERS <= value <= MAX_BUFFERS
+            return None if ok else f"must be between {MIN_BUFFERS} and {MAX_BUFFERS}"
+        case "buffer_bytes":
+            ok = isinstance(value, int) and MIN_BUFFER_BYTES <= value <= MAX_BUFFER_BYTES
+            return None if ok else "must be between 64 B and 16 MiB"
+        case "producer_cpu" | "consumer_cpu":
+            ok = isinstance(value, int) and value >= -1
+            return None if ok else "must be a CPU id, or -1 for not pinned"
+        case "primitive":
+            return None if isinstance(value, Primitive) else "must be a primitive"
+    raise KeyError(name)
+
+
+def check(params: ChannelParams, allowed_cpus: Iterable[int]) -> None:
+    """Raise UserError if any parameter is outside its domain or names a CPU we may not use."""
+    allowed = set(allowed_cpus)
+    for name, value in vars(params).items():
+        if (why := domain_error(name, value)) is not None:
+            raise UserError(f"{name}={value}: {why}")
+    for name in ("producer_cpu", "consumer_cpu"):
+        cpu = getattr(params, name)
+        if cpu >= 0 and cpu not in allowed:
+            raise UserError(f"{name}={cpu}: not a CPU this process may run on {sorted(allowed)}")
+
+
+def parse_overrides(assignments: Iterable[str]) -> dict[str, int | Primitive]:
+    """Parse `--set NAME=VALUE` strings into typed values (domains are checked by `check`)."""
+    overrides: dict[str, int | Primitive] = {}
+    for assignment in assignments:
+        name, sep, raw = assignment.partition("=")
+        name, raw = name.strip(), raw.strip()
+        if not sep or not name or not raw:
+            raise UserError(f"--set {assignment!r}: expected NAME=VALUE, e.g. --set buffers=4")
+        if name not in PARAM_NAMES:
+            raise UserError(f"--set {name}: unknown parameter{_suggest(name, PARAM_NAMES)}")
+        overrides[name] = _parse_value(name, raw)
+        if (why := domain_error(name, overrides[name])) is not None:
+            raise UserError(f"--set {name}={raw}: {why}")
+    return overrides
+
+
+def _parse_value(name: str, raw: str) -> int | Primitive:
+    if name == "primitive":
+        try:
+            return Primitive(raw)
+        except ValueError:
+            names = [p.value for p in Primitive]
+            raise UserError(
+                f"--set primitive={raw}: unknown primitive{_suggest(raw, names)}; "
+                f"choose one of {', '.join(names)}"
+            ) from None
+    try:
+        return parse_size(raw) if name in _SIZE_PARAMS else int(raw)
+    except ValueError:
+        raise UserError(f"--set {name}={raw}: not a whole number") from None
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def apply(params: ChannelParams, overrides: Mapping[str, int | Primitive]) -> ChannelParams:
+    return params.replace(**overrides) if overrides else params

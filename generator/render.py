@@ -1,0 +1,125 @@
+"""Render C++ from the Jinja2 templates and the runtime headers.
+
+The generated header is the runtime (runtime/hspc/*.hpp) with the tuned constants filled in and
+re-wrapped into the user's namespace, so it stays self-contained. Rendering is deterministic: the
+same inputs give the same bytes (sorted includes, no timestamps, no absolute paths).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import jinja2
+
+from hspc_gen import __version__
+from hspc_gen.model import ChannelParams
+
+# The runtime headers that make up a generated header; their local includes decide the order.
+RUNTIME_ROOTS = ("hspc/affinity.hpp", "hspc/channel.hpp")
+
+_SYSTEM_INCLUDE = re.compile(r"^#include <([^>]+)>\s*$")
+_LOCAL_INCLUDE = re.compile(r'^#include "(hspc/[^"]+)"\s*$')
+_NAMESPACE_OPEN = "namespace hspc {"
+_NAMESPACE_CLOSE = "}  // namespace hspc"
+
+
+@dataclass(frozen=True)
+class RuntimeSource:
+    """The runtime as one namespace-free body plus the system headers it needs."""
+
+    system_includes: tuple[str, ...]
+    body: str
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What the header's banner says about how it was made (FFTW-style wisdom stamp)."""
+
+    command: str
+    fingerprint: str
+    host_summary: str
+    measured: tuple[str, ...]  # lines of measured figures; empty for --effort estimate
+
+
+@dataclass(frozen=True)
+class HeaderSpec:
+    name: str
+    namespace: str
+    params: ChannelParams
+    spin_ns: int
+    provenance: Provenance
+    extra: tuple[tuple[str, str], ...] = ()  # more documented constants: (declaration, comment)
+
+
+def _read_runtime(relative: str) -> str:
+    return resources.files("hspc_gen.runtime").joinpath(relative).read_text(encoding="utf-8")
+
+
+def _split_header(relative: str, text: str) -> tuple[list[str], list[str], str]:
+    """Return (system includes, local includes, body inside `namespace hspc`)."""
+    lines = text.splitlines()
+    try:
+        start = lines.index(_NAMESPACE_OPEN)
+        end = len(lines) - 1 - lines[::-1].index(_NAMESPACE_CLOSE)
+    except ValueError as err:
+        raise RuntimeError(f"runtime header {relative} lacks its `namespace hspc` block") from err
+    system, local = [], []
+    for line in lines[:start]:
+        if m := _SYSTEM_INCLUDE.match(line):
+            system.append(m.group(1))
+        elif m := _LOCAL_INCLUDE.match(line):
+            local.append(m.group(1))
+    return system, local, "\n".join(lines[start + 1 : end]).strip("\n")
+
+
+@cache
+def runtime_source() -> RuntimeSource:
+    """The runtime headers in dependency order, each body once, includes merged and sorted."""
+    order: list[str] = []
+    parts: dict[str, tuple[list[str], str]] = {}
+
+    def visit(relative: str) -> None:
+        if relative in parts:
+            return
+        system, local, body = _split_header(relative, _read_runtime(relative))
+        parts[relative] = (system, body)
+        for dep in local:
+            visit(dep)
+        order.append(relative)
+
+    for root in RUNTIME_ROOTS:
+        visit(root)
+    includes = sorted({inc for system, _ in parts.values() for inc in system})
+    bodies = [f"// ---- {rel} ----\n{parts[rel][1]}" for rel in order]
+    return RuntimeSource(tuple(includes), "\n\n".join(bodies))
+
+
+def _load_template(name: str) -> str:
+    return resources.files("hspc_gen.templates").joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(_load_template),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # noqa: S701 -- C++ source, not HTML
+    )
+
+
+def render_header(spec: HeaderSpec) -> str:
+    """The self-contained `<name>_channel.hpp` for one parameter point."""
+    runtime = runtime_source()
+    return environment().get_template("channel.hpp.j2").render(
+        spec=spec,
+        params=spec.params,
+        version=__version__,
+        includes=runtime.system_includes,
+        runtime_body=runtime.body,
+    )
