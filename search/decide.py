@@ -1,0 +1,194 @@
+"""Pick a winner from paired samples, with a margin, and a documented tie order.
+
+The rule (guide: measurement.md, "Decide with a margin"): with δ = max(3%, the A/A minimum
+detectable effect), an arm is *worse* than the best when its whole cost-ratio interval lies above
+1 + δ and *equivalent* when the whole interval lies within [1/(1+δ), 1+δ]. The winner is the first
+of the best and its equivalents in the tie order below, so two runs that differ by noise only pick
+the same point, and the generated header is byte-stable.
+
+Tie order (first wins):
+  1. blocking over spinning primitives, when the host is oversubscribed (a spinning waiter whose
+     peer is not running burns the CPU that peer needs);
+  2. fewer buffers;  3. smaller buffer_bytes;  4. smaller padding_bytes;
+  5. smaller stack_offset_bytes;  6. unpinned before pinned;  7. the candidate id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hspc_gen.model import ChannelParams, Objective
+from hspc_gen.search import stats
+from hspc_gen.search.records import AA_PREFIX, Sample, Status
+
+SamplesByArm = Mapping[str, Sequence[Sample]]
+
+
+def metric_for(objective: Objective) -> stats.Metric:
+    """The lower-is-better cost of one sample under an objective."""
+    if objective is Objective.throughput:
+        return lambda s: s.ns_per_event
+    if objective is Objective.efficiency:
+        # Both threads' CPU time: a spinning consumer burns its CPU while it waits, and loses here.
+        return lambda s: s.cpu_ns_per_event
+    return lambda s: s.latency_ns
+
+
+def tie_key(arm: str, params: ChannelParams, oversubscribed: bool) -> tuple[object, ...]:
+    spins = oversubscribed and not params.primitive.blocks
+    pinned = params.producer_cpu >= 0 or params.consumer_cpu >= 0
+    return (
+        spins,
+        params.buffers,
+        params.buffer_bytes,
+        params.padding_bytes,
+        params.stack_offset_bytes,
+        pinned,
+        arm,
+    )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The outcome of one batch: who won, how sure we are, and what was left out and why."""
+
+    objective: Objective
+    winner: str | None
+    ranking: tuple[str, ...]
+    """The winner, its equivalents in tie order, then the rest by estimated cost ratio."""
+    equivalent: tuple[str, ...]
+    """Arms within ±δ of the best measured one (the tie set, winner included)."""
+    intervals: Mapping[str, stats.Comparison]
+    """Every other ranked arm's cost relative to the winner (above 1: costs more)."""
+    noise_floor: float
+    """The A/A minimum detectable effect (inf when the A/A copy has too few rounds)."""
+    delta: float
+    precision: float
+    """The difference this decision could resolve: max(δ, the median interval half-width)."""
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    summaries: Mapping[str, stats.Summary] = field(default_factory=dict)
+    best_measured: str | None = None
+
+
+def exclusions(
+    samples_by_arm: SamplesByArm,
+    candidates: Mapping[str, ChannelParams],
+    statuses: Mapping[str, Status],
+    metric: stats.Metric,
+) -> dict[str, str]:
+    """Arms that may not win, with the reason.
+
+    One unverified sample excludes the whole arm: a channel that lost or reordered events once is
+    wrong, however fast it is.
+    """
+    out: dict[str, str] = {}
+    for arm in candidates:
+        status = statuses.get(arm, Status.ok)
+        samples = samples_by_arm.get(arm, ())
+        unverified = sum(1 for s in samples if not s.verified)
+        if status is not Status.ok:
+            out[arm] = status.value
+        elif unverified:
+            out[arm] = f"{Status.wrong_answer.value}: {unverified} unverified samples"
+        elif not stats.by_round(samples, metric):
+            out[arm] = "no usable samples"
+    return out
+
+
+def _reference(arms: Sequence[str], samples_by_arm: SamplesByArm, preferred: str) -> str:
+    if preferred in arms:
+        return preferred
+    return max(arms, key=lambda a: (len(samples_by_arm[a]), a))
+
+
+def find_best(
+    arms: Sequence[str],
+    samples_by_arm: SamplesByArm,
+    metric: stats.Metric,
+    delta: float,
+    reference: str,
+) -> tuple[str, dict[str, stats.Comparison]]:
+    """The arm of lowest paired cost, and every arm's comparison against it.
+
+    A first guess (lowest paired estimate against one common reference) is replaced while some
+    arm is clearly better than it; this ends because each step strictly lowers the estimate.
+    """
+    ref = _reference(arms, samples_by_arm, reference)
+    estimates = {
+        a: stats.paired_estimate(samples_by_arm[a], samples_by_arm[ref], metric)
+        if a != ref
+        else 0.0
+        for a in arms
+    }
+    best = min(arms, key=lambda a: (estimates[a], a))
+    comps: dict[str, stats.Comparison] = {}
+    for _ in range(len(arms)):
+        comps = {
+            a: stats.compare(samples_by_arm[a], samples_by_arm[best], metric)
+            for a in arms
+            if a != best
+        }
+        better = [a for a, c in comps.items() if c.ci_high < 1.0 / (1.0 + delta)]
+        if not better:
+            break
+        best = min(better, key=lambda a: (comps[a].ratio, a))
+    return best, comps
+
+
+def is_equivalent(comp: stats.Comparison, delta: float) -> bool:
+    return comp.n > 0 and 1.0 / (1.0 + delta) <= comp.ci_low and comp.ci_high <= 1.0 + delta
+
+
+def pick_winner(
+    samples_by_arm: SamplesByArm,
+    objective: Objective,
+    aa: str,
+    *,
+    oversubscribed: bool,
+    candidates: Mapping[str, ChannelParams],
+    statuses: Mapping[str, Status] | None = None,
+) -> Decision:
+    """Decide among `candidates` (arm id -> params) from the samples of one batch.
+
+    `aa` names the A/A arm (`aa:<id>`); its paired ratios against `<id>` give the noise floor.
+    Baseline arms in `samples_by_arm` are summarised but never win.
+    """
+    metric = metric_for(objective)
+    excluded = exclusions(samples_by_arm, candidates, statuses or {}, metric)
+    arms = sorted(a for a in candidates if a not in excluded)
+    reference = aa.removeprefix(AA_PREFIX)
+    noise = stats.minimum_detectable_effect(
+        samples_by_arm.get(aa, ()), samples_by_arm.get(reference, ()), metric
+    )
+    delta = stats.margin(noise)
+    summaries = {a: stats.summarize(s) for a, s in sorted(samples_by_arm.items())}
+    if not arms:
+        return Decision(objective, None, (), (), {}, noise, delta, math.inf, excluded, summaries)
+    best, comps = find_best(arms, samples_by_arm, metric, delta, reference)
+    ties = [best, *(a for a, c in comps.items() if is_equivalent(c, delta))]
+    ties.sort(key=lambda a: tie_key(a, candidates[a], oversubscribed))
+    winner = ties[0]
+    if winner != best:
+        comps = {
+            a: stats.compare(samples_by_arm[a], samples_by_arm[winner], metric)
+            for a in arms
+            if a != winner
+        }
+    rest = sorted((a for a in arms if a not in ties), key=lambda a: (comps[a].ratio, a))
+    widths = sorted(c.half_width for c in comps.values())
+    precision = max(delta, widths[len(widths) // 2]) if widths else delta
+    return Decision(
+        objective=objective,
+        winner=winner,
+        ranking=(*ties, *rest),
+        equivalent=tuple(ties),
+        intervals=comps,
+        noise_floor=noise,
+        delta=delta,
+        precision=precision,
+        excluded=excluded,
+        summaries=summaries,
+        best_measured=best,
+    )

@@ -1,0 +1,162 @@
+"""Racing (irace style): run a batch in chunks of rounds and drop the clear losers between chunks.
+
+A candidate is dropped only when both tests agree that it costs more than the current best: the
+one-sided Wilcoxon signed-rank test at RACING_ALPHA, and the bootstrap interval of the cost ratio
+lying wholly above 1 + δ. Neither fires before MIN_ROUNDS paired rounds. Everything is a function
+of the samples, so the same samples always drop the same candidates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from hspc_gen.model import Objective
+from hspc_gen.search import stats
+from hspc_gen.search.decide import SamplesByArm, metric_for
+from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, Status, aa_arm, make_plan
+
+Runner = Callable[[Plan], RunResult]
+
+
+def current_best(
+    live: Sequence[str], samples_by_arm: SamplesByArm, metric: stats.Metric, reference: str
+) -> str:
+    """The live arm of lowest paired cost (Hodges-Lehmann) against the common reference."""
+    ref = samples_by_arm.get(reference, ())
+
+    def estimate(arm: str) -> float:
+        if arm == reference:
+            return 0.0
+        return stats.paired_estimate(samples_by_arm.get(arm, ()), ref, metric)
+
+    return min(live, key=lambda a: (estimate(a), a))
+
+
+def clearly_worse(d_vs_best: np.ndarray, delta: float, alpha: float) -> bool:
+    if d_vs_best.size < stats.MIN_ROUNDS:
+        return False
+    # The rank test is cheap; the bootstrap runs only for candidates it already flags.
+    if stats.wilcoxon_greater(d_vs_best) >= alpha:
+        return False
+    low, _ = stats.bootstrap_interval(d_vs_best)
+    return low > math.log1p(delta)
+
+
+def losers(
+    samples_by_arm: SamplesByArm,
+    live: Sequence[str],
+    *,
+    objective: Objective,
+    incumbent: str,
+    delta: float,
+    alpha: float = stats.RACING_ALPHA,
+) -> tuple[str, ...]:
+    """The live candidates clearly worse than the current best; the incumbent is never dropped
+    (it is the A/A reference of every later round)."""
+    metric = metric_for(objective)
+    unverified = {a for a in live if any(not s.verified for s in samples_by_arm.get(a, ()))}
+    contenders = [a for a in live if a not in unverified]
+    if not contenders:
+        return tuple(sorted(unverified - {incumbent}))
+    best = current_best(contenders, samples_by_arm, metric, incumbent)
+    best_samples = samples_by_arm.get(best, ())
+    worse = {
+        a
+        for a in contenders
+        if a != best
+        and clearly_worse(
+            stats.paired_log_ratios(samples_by_arm.get(a, ()), best_samples, metric),
+            delta,
+            alpha,
+        )
+    }
+    # A wrong answer can never win: stop spending rounds on it.
+    return tuple(sorted((worse | unverified) - {incumbent}))
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """All samples of a raced batch, which arms were dropped (arm -> last round it ran), why it
+    stopped, and the per-arm failures the runner reported."""
+
+    samples: tuple[Sample, ...]
+    status: Status
+    rounds: int
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    arm_status: Mapping[str, Status] = field(default_factory=dict)
+    plans: tuple[Plan, ...] = ()
+    log: str = ""
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    rounds: int
+    events_per_sample: int
+    seed: int
+    objective: Objective
+    baselines: tuple[str, ...] = ()
+    chunk: int = stats.MIN_ROUNDS
+    """Rounds per runner call: racing looks at the samples between chunks."""
+
+
+def race(
+    batch: Sequence[Candidate], incumbent: str, settings: RaceSettings, run: Runner
+) -> RaceResult:
+    """Run `batch` for up to `settings.rounds` rounds, dropping losers between chunks.
+
+    A failed run (compile_error, crashed, timeout) ends the race with that status and the samples
+    gathered so far. The race also ends when only the incumbent is left.
+    """
+    samples: list[Sample] = []
+    live = [c.id for c in batch]
+    dropped: dict[str, int] = {}
+    arm_status: dict[str, Status] = {}
+    plans: list[Plan] = []
+    first = 0
+    while first < settings.rounds and len(live) > 1:
+        plan = make_plan(
+            batch,
+            incumbent=incumbent,
+            baselines=settings.baselines,
+            rounds=min(settings.chunk, settings.rounds - first),
+            events_per_sample=settings.events_per_sample,
+            seed=settings.seed,
+            first_round=first,
+            live=live,
+        )
+        plans.append(plan)
+        result = run(plan)
+        samples.extend(result.samples)
+        arm_status.update(result.arm_status)
+        first += plan.rounds
+        if result.status is not Status.ok:
+            return RaceResult(
+                tuple(samples), result.status, first, dropped, arm_status, tuple(plans), result.log
+            )
+        gone = _drop(samples, live, incumbent, settings.objective, arm_status)
+        dropped.update(dict.fromkeys(gone, first - 1))
+        live = [a for a in live if a not in gone]
+    return RaceResult(tuple(samples), Status.ok, first, dropped, arm_status, tuple(plans))
+
+
+def _drop(
+    samples: Sequence[Sample],
+    live: Sequence[str],
+    incumbent: str,
+    objective: Objective,
+    arm_status: Mapping[str, Status],
+) -> tuple[str, ...]:
+    by_arm = stats.group_by_arm(samples)
+    metric = metric_for(objective)
+    noise = stats.minimum_detectable_effect(
+        by_arm.get(aa_arm(incumbent), ()), by_arm.get(incumbent, ()), metric
+    )
+    failed = {a for a in live if arm_status.get(a, Status.ok) is not Status.ok} - {incumbent}
+    healthy = [a for a in live if a not in failed]
+    beaten = losers(
+        by_arm, healthy, objective=objective, incumbent=incumbent, delta=stats.margin(noise)
+    )
+    return tuple(sorted(failed | set(beaten)))

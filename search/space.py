@@ -1,0 +1,253 @@
+"""The parameter space: typed parameters, their grids, the constraints, and the start point.
+
+`Space.from_target` takes plain values (not the target or host objects) so that it depends on no
+other stage's insides: the pipeline adapts its Target and Host into these arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import ChannelParams, PinThreads, Primitive
+
+PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, 512)
+STACK_OFFSET_MAX = 65536
+STACK_OFFSET_STEP = 4096
+BUFFER_COUNTS: tuple[int, ...] = (2, 3, 4, 8, 16, 32, 64)
+MIN_BUFFER_BYTES = 256
+START_BUFFERS = 3
+"""The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
+START_BUFFER_BYTES = 4096
+UNPINNED: tuple[int, int] = (-1, -1)
+
+
+@dataclass(frozen=True)
+class PowerOfTwo:
+    """Powers of two from `low` to `high` inclusive, optionally preceded by 0."""
+
+    low: int
+    high: int
+    with_zero: bool = False
+
+    def values(self) -> tuple[int, ...]:
+        out = [0] if self.with_zero else []
+        v = self.low
+        while v <= self.high:
+            out.append(v)
+            v *= 2
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """An explicit list of integer values, in preference order."""
+
+    options: tuple[int, ...]
+
+    def values(self) -> tuple[int, ...]:
+        return self.options
+
+
+@dataclass(frozen=True)
+class IntRange:
+    low: int
+    high: int
+    step: int = 1
+
+    def values(self) -> tuple[int, ...]:
+        return tuple(range(self.low, self.high + 1, self.step))
+
+
+Parameter = PowerOfTwo | Choice | IntRange
+
+
+@dataclass(frozen=True)
+class HostShape:
+    """What the space needs to know about the host: CPUs, SMT siblings, caches."""
+
+    logical_cpus: int
+    allowed_cpus: tuple[int, ...]
+    cores: int
+    threads_per_core: int
+    sibling_pairs: tuple[tuple[int, int], ...] = ()
+    llc_groups: tuple[tuple[int, ...], ...] = ()
+    cache_line_bytes: int = 64
+    l2_bytes: int = 0
+
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def floor_power_of_two(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 0
+
+
+@dataclass(frozen=True)
+class Space:
+    """All the points the search may propose, and the rule that says which are allowed."""
+
+    event_bytes: int
+    primitives: tuple[Primitive, ...]
+    max_buffer_memory: int
+    pin_threads: PinThreads
+    host: HostShape
+    padding: Parameter
+    stack_offset: Parameter
+    buffers: Parameter
+    buffer_bytes: Parameter
+    placements: tuple[tuple[int, int], ...]
+
+    @classmethod
+    def from_target(
+        cls,
+        *,
+        event_bytes: int,
+        primitives: Iterable[Primitive],
+        max_buffer_memory: int,
+        pin_threads: PinThreads,
+        host: HostShape,
+    ) -> Space:
+        prims = tuple(dict.fromkeys(primitives))
+        if event_bytes < 1:
+            raise UserError(f"event_bytes must be at least 1, not {event_bytes}")
+        if not prims:
+            raise UserError("no synchronization primitive is allowed: allow at least one")
+        low = max(MIN_BUFFER_BYTES, next_power_of_two(event_bytes))
+        high = floor_power_of_two(max_buffer_memory // min(BUFFER_COUNTS))
+        if high < low:
+            raise UserError(
+                f"max_buffer_memory {max_buffer_memory} B cannot hold {min(BUFFER_COUNTS)} buffers"
+                f" of {low} B (one {event_bytes} B event, at least {MIN_BUFFER_BYTES} B);"
+                f" allow at least {min(BUFFER_COUNTS) * low} B"
+            )
+        return cls(
+            event_bytes=event_bytes,
+            primitives=prims,
+            max_buffer_memory=max_buffer_memory,
+            pin_threads=pin_threads,
+            host=host,
+            padding=Choice(PADDING_GRID),
+            stack_offset=PowerOfTwo(STACK_OFFSET_STEP, STACK_OFFSET_MAX, with_zero=True),
+            buffers=Choice(BUFFER_COUNTS),
+            buffer_bytes=PowerOfTwo(low, high),
+            placements=placements(host, pin_threads),
+        )
+
+    def padding_values(self) -> tuple[int, ...]:
+        return self.padding.values()
+
+    def stack_offset_values(self) -> tuple[int, ...]:
+        return self.stack_offset.values()
+
+    def buffer_counts(self) -> tuple[int, ...]:
+        return self.buffers.values()
+
+    def buffer_sizes(self) -> tuple[int, ...]:
+        return self.buffer_bytes.values()
+
+    def fits(self, buffers: int, buffer_bytes: int) -> bool:
+        """The memory bound, and each buffer holding at least one event."""
+        return buffers * buffer_bytes <= self.max_buffer_memory and buffer_bytes >= self.event_bytes
+
+    def violations(self, params: ChannelParams) -> tuple[str, ...]:
+        """Why `params` is outside the space (empty when it is inside)."""
+        checks = [
+            (params.padding_bytes in self.padding_values(), "padding_bytes"),
+            (params.stack_offset_bytes in self.stack_offset_values(), "stack_offset_bytes"),
+            (params.buffers in self.buffer_counts(), "buffers"),
+            (params.buffer_bytes in self.buffer_sizes(), "buffer_bytes"),
+            (params.primitive in self.primitives, "primitive"),
+            ((params.producer_cpu, params.consumer_cpu) in self.placements, "placement"),
+            (self.fits(params.buffers, params.buffer_bytes), "buffers * buffer_bytes"),
+        ]
+        return tuple(name for ok, name in checks if not ok)
+
+    def contains(self, params: ChannelParams) -> bool:
+        return not self.violations(params)
+
+    def start(self) -> ChannelParams:
+        """The point every search starts from, and the `estimate` effort's answer.
+
+        Cache-line padding, no stack offset, triple buffering of 4 KiB buffers (clamped into the
+        space), the first allowed primitive, and the first placement (unpinned unless forbidden).
+        """
+        line = self.host.cache_line_bytes
+        pads = self.padding_values()
+        padding = line if line in pads else min(pads, key=lambda p: (abs(p - line), p))
+        sizes = [s for s in self.buffer_sizes() if self.fits(START_BUFFERS, s)]
+        size = min(sizes or self.buffer_sizes(), key=lambda s: (abs(s - START_BUFFER_BYTES), s))
+        buffers = START_BUFFERS if self.fits(START_BUFFERS, size) else min(self.buffer_counts())
+        producer, consumer = self.placements[0]
+        return ChannelParams(
+            padding_bytes=padding,
+            stack_offset_bytes=0,
+            buffers=buffers,
+            buffer_bytes=size,
+            primitive=self.primitives[0],
+            producer_cpu=producer,
+            consumer_cpu=consumer,
+        )
+
+    def grid(self) -> tuple[tuple[int, int], ...]:
+        """Every allowed (buffers, buffer_bytes) pair, fewest and smallest first."""
+        return tuple(
+            (n, s) for n in self.buffer_counts() for s in self.buffer_sizes() if self.fits(n, s)
+        )
+
+    def sizes_around(self, buffer_bytes: int, radius: int) -> tuple[int, ...]:
+        """The buffer sizes within `radius` powers of two of `buffer_bytes`, inside the space."""
+        sizes = self.buffer_sizes()
+        if buffer_bytes not in sizes:
+            return tuple(s for s in sizes if s == buffer_bytes)
+        i = sizes.index(buffer_bytes)
+        return sizes[max(0, i - radius) : i + radius + 1]
+
+
+def placements(host: HostShape, pin_threads: PinThreads) -> tuple[tuple[int, int], ...]:
+    """(producer_cpu, consumer_cpu) pairs worth trying, in tie order: unpinned first.
+
+    Pinned choices: two distinct cores sharing a last-level cache (avoiding CPU 0, which takes
+    most interrupts, when another choice exists), and SMT siblings where the host has them.
+    """
+    pinned = [p for p in (_distinct_cores(host), _siblings(host)) if p is not None]
+    if pin_threads is PinThreads.never or not pinned:
+        return (UNPINNED,)
+    if pin_threads is PinThreads.always:
+        return tuple(pinned)
+    return (UNPINNED, *pinned)
+
+
+def _core_of(host: HostShape) -> dict[int, int]:
+    core = {cpu: cpu for cpu in host.allowed_cpus}
+    for a, b in host.sibling_pairs:
+        low = min(core.get(a, a), core.get(b, b))
+        core[a] = core[b] = low
+    return core
+
+
+def _prefer(pairs: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
+    ordered = sorted(pairs, key=lambda p: (0 in p, p))
+    return ordered[0] if ordered else None
+
+
+def _distinct_cores(host: HostShape) -> tuple[int, int] | None:
+    allowed = set(host.allowed_cpus)
+    core = _core_of(host)
+    groups = host.llc_groups or (tuple(host.allowed_cpus),)
+    pairs = [
+        (a, b)
+        for group in groups
+        for a in sorted(allowed.intersection(group))
+        for b in sorted(allowed.intersection(group))
+        if a < b and core[a] != core[b]
+    ]
+    return _prefer(pairs)
+
+
+def _siblings(host: HostShape) -> tuple[int, int] | None:
+    allowed = set(host.allowed_cpus)
+    pairs = [(min(a, b), max(a, b)) for a, b in host.sibling_pairs if a in allowed and b in allowed]
+    return _prefer(pairs)
