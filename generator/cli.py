@@ -118,3 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; what was measured is kept for the next run", file=sys.stderr)
         return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

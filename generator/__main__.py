@@ -1,0 +1,7 @@
+"""`python -m hspc_gen` is `hspc-gen`."""
+
+import sys
+
+from hspc_gen.cli import main
+
+sys.exit(main())
