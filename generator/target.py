@@ -202,13 +202,12 @@ def default_align(size: int) -> int:
 
 
 def _config(*derived: str) -> ConfigDict:
-    """The models' config; `derived` keys get their defaults from other keys (a before-validator
-    fills them), so the schema must not call them required although Python always has them."""
+    """The models' config. `derived` keys default to values computed from other keys (a
+    before-validator fills them in); their placeholders are never used, so the schema omits them."""
 
     def edit(schema: dict[str, Any]) -> None:
-        required = [key for key in schema.pop("required", []) if key not in derived]
-        if required:
-            schema["required"] = required
+        for key in derived:
+            schema["properties"][key].pop("default", None)
 
     return ConfigDict(
         frozen=True, extra="forbid", use_attribute_docstrings=True, json_schema_extra=edit
@@ -244,7 +243,7 @@ class Event(BaseModel):
 
     size: Annotated[int, _sized(1, MAX_EVENT_BYTES)]
     """Bytes per event, 1 to 64KiB: 8, "512B", "4KiB". Required."""
-    align: Annotated[int, _sized(1, MAX_ALIGN_BYTES, power_of_two=True)]
+    align: Annotated[int, _sized(1, MAX_ALIGN_BYTES, power_of_two=True)] = 0  # see _config
     """Alignment of each event in a buffer: a power of two, 1 to 4096. Default: the largest power
     of two dividing size, at most 64 (8 for 8-byte events, 4 for 12-byte ones, 64 for 256)."""
 
@@ -300,7 +299,8 @@ class Workload(BaseModel):
         for synthetic, source in pairs:
             if synthetic in self.model_fields_set and getattr(self, source) is not None:
                 raise LocatedError(
-                    (source,), f"give {synthetic} (synthetic work) or {source}, not both"
+                    (source,),
+                    f"give either {synthetic} (synthetic work) or {source} (real work), not both",
                 )
         return self
 
@@ -351,11 +351,11 @@ class Output(BaseModel):
 
     model_config = _config("header", "namespace", "report")
 
-    header: HeaderFile
+    header: HeaderFile = Path()  # placeholders, see _config
     """The generated header. Default: <name>_channel.hpp next to app.yaml."""
-    namespace: Namespace
+    namespace: Namespace = ""
     """C++ namespace of the generated code: an identifier, not a keyword. Default: the name."""
-    report: ReportFolder
+    report: ReportFolder = Path()
     """Folder for the tuning report. Default: <name>_report next to the header."""
 
 
@@ -378,7 +378,7 @@ class Target(BaseModel):
     """Limits on the tuner's choices."""
     threads: Threads = Field(default_factory=Threads)
     """Thread counts."""
-    output: Output
+    output: Output = Field(default_factory=Output)  # a placeholder, see _config
     """Output paths and names. Defaults derive from name."""
     budget: Annotated[float, _timed("s", MIN_BUDGET_S, MAX_BUDGET_S)] = 120.0
     """Tuning time budget in seconds (or "90s", "2m", "1h"): 1s to 24h. Default 120s."""

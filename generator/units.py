@@ -169,4 +169,4 @@ def describe_input(value: object) -> str:
         return "a list"
     if isinstance(value, dict):
         return "a mapping"
-    return f"a {type(value).__name__}"
+    return f"a value of type {type(value).__name__}"

@@ -177,7 +177,8 @@ def _kind(node: yaml.Node) -> str:
 
 def _yaml_error_text(path: Path, error: yaml.MarkedYAMLError) -> str:
     mark = error.problem_mark or error.context_mark
-    problem = error.problem or error.context or "unreadable"
+    # "expected a single document in the stream, but found another document"
+    problem = ", ".join(part for part in (error.context, error.problem) if part) or "unreadable"
     if mark is None:
         return f"{path}: invalid YAML: {problem}"
     return f"{path}:{mark.line + 1}:{mark.column + 1}: invalid YAML: {problem}"
