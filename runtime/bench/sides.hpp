@@ -1,0 +1,143 @@
+// What a sample asks of each side, and the per-event code both sides run. The channel samples and
+// the baselines share this code, so a difference between them is the channel, not the harness.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "bench/event.hpp"
+#include "bench/thread_stats.hpp"
+#include "bench/work.hpp"
+#include "bench/worker.hpp"
+
+namespace hspc_bench {
+
+// One benchmark's workload. Stage One: no work (zeros); Stage Two: e.g. producer_ns = 40,
+// consumer_ns = 15 per event.
+struct Workload {
+  std::uint64_t events = 0;
+  double producer_ns = 0.0;        // synthetic work per event before each push
+  double consumer_ns = 0.0;        // synthetic work per event after each pop
+  std::size_t consumer_bytes = 0;  // consumer working set touched once per event (0: none)
+  double pace_ns = 0.0;            // latency kind: extra producer work between single events
+  std::size_t ring_bytes = 1024;   // private ring of the baselines (the paper's 1 KiB buffer)
+  int producer_cpu = -1;           // -1: not pinned
+  int consumer_cpu = -1;
+};
+
+// One timed run. Wall time runs from the start gate until the consumer has the last event (the
+// producer for round trips, where the last event comes back to it).
+struct Sample {
+  std::uint64_t events = 0;
+  std::int64_t wall_ns = 0;
+  ThreadStats producer;
+  ThreadStats consumer;
+  bool verified = false;         // order, count and checksum all correct
+  double latency_p50_ns = -1.0;  // latency and round_trip kinds only
+  double latency_p99_ns = -1.0;
+  long consumer_tid = 0;  // the persistent worker's thread id (0: no consumer thread ran)
+};
+
+// Everything samples share across a process: the work calibration and the persistent worker.
+struct Context {
+  Calibration calibration;
+  Worker worker;
+};
+
+using Clock = std::chrono::steady_clock;
+
+inline std::int64_t ns_between(Clock::time_point a, Clock::time_point b) noexcept {
+  // At least 1 ns: a zero time would make rates infinite downstream.
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+  return ns > 0 ? static_cast<std::int64_t>(ns) : 1;
+}
+
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// Keeps a computed value alive without storing it anywhere.
+inline void sink(std::uint64_t x) noexcept { asm volatile("" : : "r"(x)); }
+
+// Forces the write of one event to really happen, once per event, so no baseline is vectorised
+// into something no channel could do.
+template <class E>
+inline void escape(const E* slot) noexcept {
+  asm volatile("" : : "r"(slot) : "memory");
+}
+
+// The producer's per-event code: its work, then the event stamped with its sequence number.
+template <class E>
+class ProducerSide {
+ public:
+  ProducerSide(const Workload& w, const Calibration& c) : loops_(c.loops_for(w.producer_ns)) {}
+
+  void work() noexcept {
+    if (loops_ != 0) x_ = burn(loops_, x_);
+  }
+  const E& next(std::uint64_t i) noexcept {
+    work();
+    stamp(ev_, i);
+    return ev_;
+  }
+  ~ProducerSide() { sink(x_); }
+
+ private:
+  std::uint64_t loops_;
+  std::uint64_t x_ = 1;
+  E ev_{};
+};
+
+// The consumer's per-event code: check the event, then its work and working-set touch.
+template <class E>
+class ConsumerSide {
+ public:
+  ConsumerSide(const Workload& w, const Calibration& c)
+      : loops_(c.loops_for(w.consumer_ns)), working_set_(w.consumer_bytes) {}
+
+  void on_event(const E& ev) noexcept {
+    verifier_.check(ev);
+    if (loops_ != 0) x_ = burn(loops_, x_);
+    if (!working_set_.empty()) working_set_.touch(ev.seq);
+  }
+  // The state is copied into locals for the loop: the events' bytes may alias the members as far
+  // as the compiler knows, which would force a store and reload per event.
+  void on_span(const E* events, std::size_t n) noexcept {
+    Verifier<E> verifier = verifier_;
+    std::uint64_t x = x_;
+    for (std::size_t i = 0; i < n; ++i) {
+      verifier.check(events[i]);
+      if (loops_ != 0) x = burn(loops_, x);
+      if (!working_set_.empty()) working_set_.touch(events[i].seq);
+    }
+    verifier_ = verifier;
+    x_ = x;
+  }
+
+  Verifier<E>& verifier() noexcept { return verifier_; }
+  // Exactly `events` events numbered 0..events-1 arrived, in order and intact.
+  bool verified(std::uint64_t events) const noexcept {
+    return verifier_.in_order() && verifier_.next() == events &&
+           verifier_.checksum() == expected_checksum<E>(events);
+  }
+  ~ConsumerSide() { sink(x_ ^ working_set_.digest()); }
+
+ private:
+  std::uint64_t loops_;
+  std::uint64_t x_ = 1;
+  WorkingSet working_set_;
+  Verifier<E> verifier_;
+};
+
+// Runs the producer's body directly; variant tables may substitute a launcher that shifts the
+// producer's stack first (the paper's p4).
+struct DirectLaunch {
+  template <class F>
+  static void run(F&& f) {
+    f();
+  }
+};
+
+}  // namespace hspc_bench
