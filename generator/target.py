@@ -23,19 +23,14 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive
-from hspc_gen.units import (
-    describe_input,
-    format_duration,
-    format_size,
-    parse_duration_ns,
-    parse_size,
-)
+from hspc_gen.units import describe_input, duration_field, format_size, parse_size, size_field
 from hspc_gen.yaml_source import LocatedError, did_you_mean, load_yaml_mapping, validate
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainValidator,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -87,7 +82,7 @@ def _check_cpp_name(value: str, what: str) -> str:
 def _name(value: object) -> str:
     if not isinstance(value, str) or _NAME_RE.fullmatch(value) is None:
         raise ValueError(
-            f"expected a lower-case identifier such as my_app ([a-z_][a-z0-9_]*),"
+            f"expected a lower-case identifier such as my_app (a-z, 0-9 and _),"
             f" got {describe_input(value)}"
         )
     return _check_cpp_name(value, "name")
@@ -114,47 +109,6 @@ def _choice(kind: type[_E], what: str) -> Callable[[object], _E]:
     return check
 
 
-def _sized(low: int, high: int, *, power_of_two: bool = False) -> BeforeValidator:
-    """A size in bytes from `low` to `high`, written as 4096 or "4KiB"."""
-
-    def check(value: object) -> int:
-        size = parse_size(value)  # type: ignore[arg-type]  # it rejects other types itself
-        if not low <= size <= high:
-            raise ValueError(
-                f"{format_size(size)} is out of range: {format_size(low)} to {format_size(high)}"
-            )
-        if power_of_two and size & (size - 1):
-            raise ValueError(f"{format_size(size)} is not a power of two")
-        return size
-
-    text = Annotated[str, Field(pattern=r"^\s*[0-9.]+\s*[A-Za-z]*\s*$")]
-    return BeforeValidator(
-        check, json_schema_input_type=Annotated[int, Field(ge=low, le=high)] | text
-    )
-
-
-def _timed(unit: str, low: float, high: float, *, optional: bool = False) -> BeforeValidator:
-    """A duration in `unit` from `low` to `high`, written as a bare number or "40ns", "2m"."""
-    scale_ns = parse_duration_ns(1, unit)
-
-    def check(value: object) -> float | None:
-        if value is None and optional:
-            return None
-        # Through ns, not seconds: "15ns" must stay 15.0, not 14.999999999999998.
-        amount = parse_duration_ns(value, unit) / scale_ns  # type: ignore[arg-type]
-        if not low * (1 - 1e-12) <= amount <= high * (1 + 1e-12):
-            unit_s = scale_ns / 1e9
-            span = f"{format_duration(low * unit_s)} to {format_duration(high * unit_s)}"
-            raise ValueError(f"{value} is out of range: {span}")
-        return amount
-
-    text = Annotated[str, Field(pattern=r"^(\s*[0-9.]+\s*[A-Za-z\u00b5\u03bc]*)+\s*$")]
-    number = Annotated[float, Field(ge=low, le=high)]
-    return BeforeValidator(
-        check, json_schema_input_type=(number | text | None) if optional else (number | text)
-    )
-
-
 def _thread_count(value: object) -> int | str:
     if value == "auto":
         return "auto"
@@ -165,6 +119,8 @@ def _thread_count(value: object) -> int | str:
 
 
 def _resolve(value: object, info: ValidationInfo) -> Path:
+    if isinstance(value, PurePath):  # a dumped Target validated again
+        value = str(value)
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"expected a file path, got {describe_input(value)}")
     base = Path((info.context or {}).get("base_dir", Path.cwd()))
@@ -229,11 +185,9 @@ ThreadCount = Annotated[
         json_schema_input_type=Annotated[int, Field(ge=1, le=MAX_THREADS)] | Literal["auto"],
     ),
 ]
-SourceFile = Annotated[
-    Path | None, BeforeValidator(_source_file, json_schema_input_type=str | None)
-]
-HeaderFile = Annotated[Path, BeforeValidator(_header_file, json_schema_input_type=str)]
-ReportFolder = Annotated[Path, BeforeValidator(_report_folder, json_schema_input_type=str)]
+SourceFile = Annotated[Path | None, PlainValidator(_source_file, json_schema_input_type=str | None)]
+HeaderFile = Annotated[Path, PlainValidator(_header_file, json_schema_input_type=str)]
+ReportFolder = Annotated[Path, PlainValidator(_report_folder, json_schema_input_type=str)]
 
 
 class Event(BaseModel):
@@ -241,9 +195,9 @@ class Event(BaseModel):
 
     model_config = _config("align")
 
-    size: Annotated[int, _sized(1, MAX_EVENT_BYTES)]
+    size: Annotated[int, size_field(1, MAX_EVENT_BYTES)]
     """Bytes per event, 1 to 64KiB: 8, "512B", "4KiB". Required."""
-    align: Annotated[int, _sized(1, MAX_ALIGN_BYTES, power_of_two=True)] = 0  # see _config
+    align: Annotated[int, size_field(1, MAX_ALIGN_BYTES, power_of_two=True)] = 0  # see _config
     """Alignment of each event in a buffer: a power of two, 1 to 4096. Default: the largest power
     of two dividing size, at most 64 (8 for 8-byte events, 4 for 12-byte ones, 64 for 256)."""
 
@@ -268,21 +222,20 @@ class Workload(BaseModel):
     """What the producer and the consumer do per event, for the search's Stage Two.
 
     Per side, either synthetic work (`producer_ns`; `consumer_ns` and `consumer_bytes`),
-    calibrated on the host, or real work in a C++ source file, never both. A producer source
-    defines `void hspc_produce(std::uint64_t seq, void* event, std::size_t size)`, which fills one
-    event (seq counts from 0); a consumer source defines
-    `void hspc_consume(const void* event, std::size_t size)`, which processes one event. Both
-    are compiled with the benchmark (C++17, <cstddef> and <cstdint> available) and called once per
-    event on their own thread.
+    calibrated on the host, or real work in a C++ source file, never both (0 counts as none).
+    A producer source defines `void hspc_produce(std::uint64_t seq, void* event, std::size_t size)`,
+    which fills one event (seq counts from 0); a consumer source defines
+    `void hspc_consume(const void* event, std::size_t size)`, which processes one event. Both are
+    compiled with the benchmark (C++17) and called once per event on their own thread.
     """
 
     model_config = _config()
 
-    producer_ns: Annotated[float, _timed("ns", 0, MAX_WORK_NS)] = 0.0
+    producer_ns: Annotated[float, duration_field("ns", 0, MAX_WORK_NS)] = 0.0
     """Synthetic producer work per event, in ns (or "40ns", "1.5us"); 0 to 1ms. Default 0."""
-    consumer_ns: Annotated[float, _timed("ns", 0, MAX_WORK_NS)] = 0.0
+    consumer_ns: Annotated[float, duration_field("ns", 0, MAX_WORK_NS)] = 0.0
     """Synthetic consumer work per event, in ns (or "15ns"); 0 to 1ms. Default 0."""
-    consumer_bytes: Annotated[int, _sized(0, MAX_BUFFER_MEMORY)] = 0
+    consumer_bytes: Annotated[int, size_field(0, MAX_BUFFER_MEMORY)] = 0
     """Working set the synthetic consumer touches, a size (0 to 1GiB). Default 0: none."""
     producer_source: SourceFile = None
     """C++ file defining hspc_produce, relative to app.yaml's folder. Default: none."""
@@ -297,7 +250,8 @@ class Workload(BaseModel):
             ("consumer_bytes", "consumer_source"),
         )
         for synthetic, source in pairs:
-            if synthetic in self.model_fields_set and getattr(self, source) is not None:
+            # By value, not by key: a dumped Target (producer_ns=0.0 beside a source) re-validates.
+            if getattr(self, synthetic) and getattr(self, source) is not None:
                 raise LocatedError(
                     (source,),
                     f"give either {synthetic} (synthetic work) or {source} (real work), not both",
@@ -315,11 +269,11 @@ class Constraints(BaseModel):
     ] = tuple(Primitive)
     """Synchronization primitives to consider, a non-empty list of condvar, mutex, spinlock,
     backoff_spin, pause_spin, futex, hybrid. Default: all of them."""
-    max_buffer_memory: Annotated[int, _sized(MIN_BUFFER_MEMORY, MAX_BUFFER_MEMORY)] = 4 << 20
+    max_buffer_memory: Annotated[int, size_field(MIN_BUFFER_MEMORY, MAX_BUFFER_MEMORY)] = 4 << 20
     """Most memory all buffers together may take, a size: 128B to 1GiB. Default 4MiB."""
-    max_latency_us: Annotated[float | None, _timed("us", 1e-3, MAX_LATENCY_US, optional=True)] = (
-        None
-    )
+    max_latency_us: Annotated[
+        float | None, duration_field("us", 1e-3, MAX_LATENCY_US, optional=True)
+    ] = None
     """Most time an event may wait in the channel, in µs (or "50us", "2ms"). Default: no limit."""
     pin_threads: PinThreadsName = PinThreads.auto
     """Pin producer and consumer to CPUs: auto (only when measured better), never, always."""
@@ -380,7 +334,7 @@ class Target(BaseModel):
     """Thread counts."""
     output: Output = Field(default_factory=Output)  # a placeholder, see _config
     """Output paths and names. Defaults derive from name."""
-    budget: Annotated[float, _timed("s", MIN_BUDGET_S, MAX_BUDGET_S)] = 120.0
+    budget: Annotated[float, duration_field("s", MIN_BUDGET_S, MAX_BUDGET_S)] = 120.0
     """Tuning time budget in seconds (or "90s", "2m", "1h"): 1s to 24h. Default 120s."""
 
     @model_validator(mode="before")

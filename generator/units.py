@@ -8,14 +8,17 @@ A bare `K`/`M`/`G` is rejected: it is ambiguous between 1000 and 1024.
 Durations: `ns`, `us` (or `µs`, `μs`), `ms`, `s` (`sec`), `m` (`min`), `h`, also combined
 ("1m30s"); a bare number is in the caller's unit (seconds for a budget, ns for per-event work).
 
-Every parser raises ValueError with a message fit to show the user as is.
+Every parser raises ValueError with a message fit to show the user as is. size_field and
+duration_field make them pydantic field types, with bounds and a JSON Schema.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import TypeVar
+from typing import Annotated, TypeVar
+
+from pydantic import BeforeValidator, Field
 
 _Number = TypeVar("_Number", int, float)
 
@@ -170,3 +173,49 @@ def describe_input(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     return f"a value of type {type(value).__name__}"
+
+
+def size_field(low: int, high: int, *, power_of_two: bool = False) -> BeforeValidator:
+    """A pydantic field validator for a size from `low` to `high` bytes, written as 4096 or "4KiB",
+    with a JSON Schema that says so: `Annotated[int, size_field(1, 65536)]`."""
+
+    def check(value: object) -> int:
+        size = parse_size(value)  # type: ignore[arg-type]  # it rejects other types itself
+        if not low <= size <= high:
+            raise ValueError(
+                f"{format_size(size)} is out of range: {format_size(low)} to {format_size(high)}"
+            )
+        if power_of_two and size & (size - 1):
+            raise ValueError(f"{format_size(size)} is not a power of two")
+        return size
+
+    text = Annotated[str, Field(pattern=r"^\s*[0-9.]+\s*[A-Za-z]*\s*$")]
+    return BeforeValidator(
+        check, json_schema_input_type=Annotated[int, Field(ge=low, le=high)] | text
+    )
+
+
+def duration_field(
+    unit: str, low: float, high: float, *, optional: bool = False
+) -> BeforeValidator:
+    """A pydantic field validator for a duration in `unit` from `low` to `high`, written as a bare
+    number or "40ns", "2m": `Annotated[float, duration_field("s", 1, 60)]`. `optional` lets
+    None through."""
+    scale_ns = parse_duration_ns(1, unit)
+
+    def check(value: object) -> float | None:
+        if value is None and optional:
+            return None
+        # Through ns, not seconds: "15ns" must stay 15.0, not 14.999999999999998.
+        amount = parse_duration_ns(value, unit) / scale_ns  # type: ignore[arg-type]
+        if not low * (1 - 1e-12) <= amount <= high * (1 + 1e-12):
+            unit_s = scale_ns / 1e9
+            span = f"{format_duration(low * unit_s)} to {format_duration(high * unit_s)}"
+            raise ValueError(f"{value} is out of range: {span}")
+        return amount
+
+    text = Annotated[str, Field(pattern=r"^(\s*[0-9.]+\s*[A-Za-z\u00b5\u03bc]*)+\s*$")]
+    number = Annotated[float, Field(ge=low, le=high)]
+    return BeforeValidator(
+        check, json_schema_input_type=(number | text | None) if optional else (number | text)
+    )

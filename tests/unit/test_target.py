@@ -6,6 +6,7 @@ too, through load_target, where its messages reach the user.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 import yaml
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive
-from hspc_gen.target import Event, Target, Workload, default_align, load_target
+from hspc_gen.target import Event, Target, Workload, default_align, load_target, main
 from pydantic import BaseModel, ValidationError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -361,3 +362,34 @@ def test_text_that_is_not_utf8(tmp_path: Path) -> None:
 def test_bad_overrides_say_so(tmp_path: Path, overrides: dict[str, str], message: str) -> None:
     path = write(tmp_path, H)
     assert error_of(path, overrides) == f"{path}: {message}"
+
+
+def test_module_main_prints_the_resolved_target(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([str(EXAMPLE)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["event"] == {"size": 8, "align": 8}
+    assert printed["output"]["header"] == str(EXAMPLE.parent / "example_channel.hpp")
+
+
+def test_module_main_reports_bad_input_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, H + "objectve: latency\n")
+    assert main([str(path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"{path}:4: unknown key 'objectve' (did you mean 'objective'?)\n"
+    assert main([]) == 2
+    assert "usage: python -m hspc_gen.target" in capsys.readouterr().err
+
+
+def test_a_dumped_target_validates_to_itself() -> None:
+    target = load_target(DATA / "full" / "app.yaml")
+    assert Target.model_validate(target.model_dump()) == target
+    assert Target.model_validate_json(target.model_dump_json()) == target
+
+
+def test_zero_synthetic_work_beside_a_source_is_no_conflict(tmp_path: Path) -> None:
+    (tmp_path / "w.cpp").write_text("// real work\n", encoding="utf-8")
+    path = write(tmp_path, H + "workload:\n  producer_ns: 0\n  producer_source: w.cpp\n")
+    assert load_target(path).workload.producer_source == tmp_path.resolve() / "w.cpp"
