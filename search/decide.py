@@ -1,10 +1,13 @@
 """Pick a winner from paired samples, with a margin, and a documented tie order.
 
 The rule (guide: measurement.md, "Decide with a margin"): with δ = max(3%, the A/A minimum
-detectable effect), an arm is *worse* than the best when its whole cost-ratio interval lies above
-1 + δ and *equivalent* when the whole interval lies within [1/(1+δ), 1+δ]. The winner is the first
-of the best and its equivalents in the tie order below, so two runs that differ by noise only pick
-the same point, and the generated header is byte-stable.
+detectable effect), the best arm *beats* another only when the other's whole cost-ratio interval
+lies above 1 + δ, and the two are *equivalent* when the whole interval lies within
+[1/(1+δ), 1+δ]. The tie set is the best arm, its equivalents, and every arm it does not beat whose
+estimated ratio is within 1 + δ (indistinguishable at this noise, though not yet proven equal). The
+winner is the first of the tie set in the tie order below, so two runs that differ by noise only
+pick the same point, and the generated header is byte-stable. An arm estimated more than δ worse
+but not yet beaten (its interval still reaches below 1 + δ) is not tied: the best measured wins.
 
 Tie order (first wins):
   1. blocking over spinning primitives, when the host is oversubscribed (a spinning waiter whose
@@ -58,8 +61,8 @@ class Decision:
     winner: str | None
     ranking: tuple[str, ...]
     """The winner, its equivalents in tie order, then the rest by estimated cost ratio."""
-    equivalent: tuple[str, ...]
-    """Arms within ±δ of the best measured one (the tie set, winner included)."""
+    ties: tuple[str, ...]
+    """The best measured arm and those indistinguishable from it, in tie order (winner first)."""
     intervals: Mapping[str, stats.Comparison]
     """Every other ranked arm's cost relative to the winner (above 1: costs more)."""
     noise_floor: float
@@ -138,7 +141,19 @@ def find_best(
 
 
 def is_equivalent(comp: stats.Comparison, delta: float) -> bool:
+    """The whole interval within ±δ: shown equal at this margin."""
     return comp.n > 0 and 1.0 / (1.0 + delta) <= comp.ci_low and comp.ci_high <= 1.0 + delta
+
+
+def is_beaten(comp: stats.Comparison, delta: float) -> bool:
+    """The whole interval above 1 + δ: shown worse than the reference."""
+    return comp.n > 0 and comp.ci_low > 1.0 + delta
+
+
+def is_tied(comp: stats.Comparison, delta: float) -> bool:
+    return is_equivalent(comp, delta) or (
+        comp.n > 0 and not is_beaten(comp, delta) and comp.ratio <= 1.0 + delta
+    )
 
 
 def pick_winner(
@@ -167,7 +182,7 @@ def pick_winner(
     if not arms:
         return Decision(objective, None, (), (), {}, noise, delta, math.inf, excluded, summaries)
     best, comps = find_best(arms, samples_by_arm, metric, delta, reference)
-    ties = [best, *(a for a, c in comps.items() if is_equivalent(c, delta))]
+    ties = [best, *(a for a, c in comps.items() if is_tied(c, delta))]
     ties.sort(key=lambda a: tie_key(a, candidates[a], oversubscribed))
     winner = ties[0]
     if winner != best:
@@ -183,7 +198,7 @@ def pick_winner(
         objective=objective,
         winner=winner,
         ranking=(*ties, *rest),
-        equivalent=tuple(ties),
+        ties=tuple(ties),
         intervals=comps,
         noise_floor=noise,
         delta=delta,

@@ -8,6 +8,7 @@ of the samples, so the same samples always drop the same candidates.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,8 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from hspc_gen.model import Objective
 from hspc_gen.search import stats
-from hspc_gen.search.decide import SamplesByArm, metric_for
+from hspc_gen.search.decide import SamplesByArm, metric_for, pick_winner
 from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, Status, aa_arm, make_plan
+from hspc_gen.search.strategies.base import Batch, StepResult
 
 Runner = Callable[[Plan], RunResult]
 
@@ -160,3 +162,44 @@ def _drop(
         by_arm, healthy, objective=objective, incumbent=incumbent, delta=stats.margin(noise)
     )
     return tuple(sorted(failed | set(beaten)))
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A batch raced and decided: the strategy's history entry and the samples behind it."""
+
+    step: StepResult
+    race: RaceResult
+
+
+def evaluate_batch(
+    batch: Batch,
+    run: Runner,
+    *,
+    settings: RaceSettings,
+    oversubscribed: bool,
+) -> Evaluation:
+    """Race the batch for `batch.rounds` rounds, then decide among its candidates.
+
+    `settings.rounds` is ignored: the strategy's batch says how many rounds it wants.
+    """
+    race_settings = dataclasses.replace(settings, rounds=batch.rounds)
+    raced = race(batch.candidates, batch.incumbent.id, race_settings, run)
+    decision = pick_winner(
+        stats.group_by_arm(raced.samples),
+        settings.objective,
+        aa_arm(batch.incumbent.id),
+        oversubscribed=oversubscribed,
+        candidates={c.id: c.params for c in batch.candidates},
+        statuses=_statuses(batch, raced),
+    )
+    return Evaluation(StepResult(batch, decision), raced)
+
+
+def _statuses(batch: Batch, raced: RaceResult) -> dict[str, Status]:
+    """A failed run fails every arm it did not finish; per-arm failures stand as reported."""
+    out: dict[str, Status] = {}
+    if raced.status is not Status.ok:
+        out.update(dict.fromkeys((c.id for c in batch.candidates), raced.status))
+    out.update(raced.arm_status)
+    return out

@@ -317,7 +317,7 @@ class Record:
             "seed": self.seed,
             "events_per_sample": self.events_per_sample,
             "log": self.log,
-            "samples": [s.to_dict() for s in self.samples],
+            "samples": samples_to_columns(self.samples),
         }
 
     @classmethod
@@ -327,12 +327,32 @@ class Record:
             key=RecordKey.from_dict(data["key"]),
             arm=str(data["arm"]),
             status=Status(data["status"]),
-            samples=tuple(Sample.from_dict(s) for s in data["samples"]),
+            samples=samples_from_columns(str(data["arm"]), data["samples"]),
             candidate=None if cand is None else Candidate.from_dict(cand),
             seed=int(data.get("seed", 0)),
             events_per_sample=int(data.get("events_per_sample", 0)),
             log=str(data.get("log", "")),
         )
+
+
+_SAMPLE_COLUMNS = tuple(f.name for f in dataclasses.fields(Sample) if f.name != "arm")
+
+
+def samples_to_columns(samples: Sequence[Sample]) -> dict[str, list[Any]]:
+    """One list per field (the arm is the record's): a third of the size of one object each."""
+    return {name: [getattr(s, name) for s in samples] for name in _SAMPLE_COLUMNS}
+
+
+def samples_from_columns(arm: str, columns: Mapping[str, Sequence[Any]]) -> tuple[Sample, ...]:
+    lengths = {len(columns[name]) for name in _SAMPLE_COLUMNS if name in columns}
+    if len(lengths) > 1:
+        raise ValueError(f"sample columns of {arm} differ in length: {sorted(lengths)}")
+    count = lengths.pop() if lengths else 0
+    rows = (
+        {"arm": arm, **{name: columns[name][i] for name in _SAMPLE_COLUMNS if name in columns}}
+        for i in range(count)
+    )
+    return tuple(Sample.from_dict(row) for row in rows)
 
 
 def records_from_run(key: RecordKey, plan: Plan, result: RunResult) -> tuple[Record, ...]:

@@ -1,0 +1,1 @@
+"""Search strategies: one module each, listed explicitly in `registry`."""

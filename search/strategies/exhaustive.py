@@ -1,0 +1,123 @@
+"""Exhaustive: every point of a grid, to check what the staged searches find.
+
+The grid is the product of the swept parameters (the others stay at the start point). It is
+measured in batches of at most `max_batch` candidates, each holding the start point as a common
+reference; when there is more than one batch, a final batch races the batches' winners against
+each other, so the answer comes from one paired comparison, like any other strategy's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.search.space import Space
+from hspc_gen.search.strategies.base import Batch, StepResult, make_batch, make_options
+
+NAME = "exhaustive"
+STAGE = "exhaustive"
+FINAL_STEP = "final"
+DIMENSIONS: tuple[str, ...] = ("padding", "stack_offset", "buffers", "primitive", "placement")
+"""What `sweep` may name; `buffers` is the buffers x buffer_bytes grid under the memory bound."""
+
+
+@dataclass(frozen=True)
+class Options:
+    rounds: int = field(default=30, metadata={"doc": "most rounds per batch (0: measure nothing)"})
+    sweep: tuple[str, ...] = field(
+        default=("padding", "stack_offset", "buffers"),
+        metadata={"doc": f"parameters to sweep, of {', '.join(DIMENSIONS)}"},
+    )
+    max_batch: int = field(
+        default=64, metadata={"doc": "most candidates in one batch (one benchmark binary)"}
+    )
+
+
+EFFORT: Mapping[Effort, Mapping[str, object]] = {
+    Effort.estimate: {"rounds": 0},
+    Effort.quick: {"rounds": 12},
+    Effort.measure: {"rounds": 30},
+    Effort.patient: {"rounds": 60},
+    Effort.exhaustive: {"rounds": 60},
+}
+
+
+Changes = dict[str, object]
+
+
+def _values(space: Space, start: ChannelParams, dim: str, sweep: Sequence[str]) -> list[Changes]:
+    """The changes along one dimension, as dicts of field -> value (one value when not swept)."""
+    if dim == "padding":
+        vals = space.padding_values() if dim in sweep else (start.padding_bytes,)
+        return [{"padding_bytes": v} for v in vals]
+    if dim == "stack_offset":
+        vals = space.stack_offset_values() if dim in sweep else (start.stack_offset_bytes,)
+        return [{"stack_offset_bytes": v} for v in vals]
+    if dim == "buffers":
+        pairs = space.grid() if dim in sweep else ((start.buffers, start.buffer_bytes),)
+        return [{"buffers": n, "buffer_bytes": s} for n, s in pairs]
+    if dim == "primitive":
+        prims = space.primitives if dim in sweep else (start.primitive,)
+        return [{"primitive": p} for p in prims]
+    places = space.placements if dim in sweep else ((start.producer_cpu, start.consumer_cpu),)
+    return [{"producer_cpu": p, "consumer_cpu": c} for p, c in places]
+
+
+def grid(space: Space, start: ChannelParams, sweep: Sequence[str]) -> tuple[ChannelParams, ...]:
+    """Every point of the swept product inside the space, in a stable order."""
+    axes = [_values(space, start, dim, sweep) for dim in DIMENSIONS]
+    points = []
+    for combo in itertools.product(*axes):
+        changes: Changes = {}
+        for part in combo:
+            changes.update(part)
+        point = start.replace(**changes)
+        if space.contains(point):
+            points.append(point)
+    return tuple(dict.fromkeys(points))
+
+
+class Exhaustive:
+    name = NAME
+
+    def __init__(self, space: Space, start: ChannelParams, options: Options) -> None:
+        unknown = set(options.sweep) - set(DIMENSIONS)
+        if unknown or options.max_batch < 2:
+            raise UserError(
+                f"strategy {NAME}: sweep must name some of {', '.join(DIMENSIONS)} and max_batch"
+                f" must be at least 2 (got sweep={options.sweep}, max_batch={options.max_batch})"
+            )
+        self.space = space
+        self.start = start
+        self.options = options
+        others = [p for p in grid(space, start, options.sweep) if p != start]
+        size = options.max_batch - 1
+        self.chunks = [others[i : i + size] for i in range(0, len(others), size)]
+        if len(self.chunks) > size:
+            # The final batch holds one winner per chunk and must fit in one binary too.
+            raise UserError(
+                f"strategy {NAME}: {len(others) + 1} points need more than {size} batches of"
+                f" {options.max_batch}; sweep fewer parameters or raise max_batch"
+            )
+
+    def propose(self, history: Sequence[StepResult]) -> Batch | None:
+        if self.options.rounds <= 0 or not self.chunks:
+            return None
+        n = len(history)
+        if n < len(self.chunks):
+            return make_batch(
+                STAGE, f"sweep-{n + 1}", self.chunks[n], self.start, self.options.rounds
+            )
+        if n == len(self.chunks) and len(self.chunks) > 1:
+            winners = [w for r in history if (w := r.winner()) is not None]
+            return make_batch(STAGE, FINAL_STEP, winners, self.start, self.options.rounds)
+        return None
+
+
+def create(
+    space: Space, start: ChannelParams, effort: Effort, overrides: Mapping[str, object]
+) -> Exhaustive:
+    return Exhaustive(space, start, make_options(NAME, Options, EFFORT, effort, overrides))

@@ -1,0 +1,98 @@
+"""Stage Two (the paper's §4): tune the Stage One channel for the application's real work.
+
+With the real producer and consumer plugged in, the paper found that the synchronization primitive
+and the buffer size (events are a different size now) mattered most, and processor affinity gave
+about 5%. So: every allowed primitive x the buffer sizes around the Stage One best (same buffer
+count), then the winner under each placement. At `exhaustive` effort, one joint batch instead:
+primitives x sizes x placements, for when placement and primitive interact (a spinning waiter
+collapses when its peer shares its CPU).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.search.space import Space
+from hspc_gen.search.strategies.base import Batch, StepResult, best_so_far, make_batch, make_options
+
+NAME = "stage_two"
+STAGE = "two"
+
+
+@dataclass(frozen=True)
+class Options:
+    rounds: int = field(default=30, metadata={"doc": "most rounds per batch (0: measure nothing)"})
+    radius: int = field(
+        default=2, metadata={"doc": "buffer sizes within this many powers of two of the start"}
+    )
+    joint: bool = field(
+        default=False, metadata={"doc": "one batch of primitives x sizes x placements"}
+    )
+
+
+EFFORT: Mapping[Effort, Mapping[str, object]] = {
+    Effort.estimate: {"rounds": 0},
+    Effort.quick: {"rounds": 12, "radius": 1},
+    Effort.measure: {"rounds": 30, "radius": 2},
+    Effort.patient: {"rounds": 60, "radius": 3},
+    Effort.exhaustive: {"rounds": 60, "radius": 3, "joint": True},
+}
+
+
+def _sizes(space: Space, best: ChannelParams, radius: int) -> tuple[int, ...]:
+    around = space.sizes_around(best.buffer_bytes, radius)
+    return tuple(s for s in around if space.fits(best.buffers, s)) or (best.buffer_bytes,)
+
+
+def primitive_points(space: Space, best: ChannelParams, options: Options) -> list[ChannelParams]:
+    return [
+        best.replace(primitive=p, buffer_bytes=s)
+        for p in space.primitives
+        for s in _sizes(space, best, options.radius)
+    ]
+
+
+def placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
+    return [best.replace(producer_cpu=p, consumer_cpu=c) for p, c in space.placements]
+
+
+def joint_points(space: Space, best: ChannelParams, options: Options) -> list[ChannelParams]:
+    return [q for p in primitive_points(space, best, options) for q in placement_points(space, p)]
+
+
+class StageTwo:
+    name = NAME
+
+    def __init__(self, space: Space, start: ChannelParams, options: Options) -> None:
+        self.space = space
+        self.start = start
+        self.options = options
+
+    def _steps(self, best: ChannelParams) -> list[tuple[str, list[ChannelParams]]]:
+        if self.options.joint:
+            return [("primitive_placement", joint_points(self.space, best, self.options))]
+        return [
+            ("primitive", primitive_points(self.space, best, self.options)),
+            ("placement", placement_points(self.space, best)),
+        ]
+
+    def propose(self, history: Sequence[StepResult]) -> Batch | None:
+        if self.options.rounds <= 0:
+            return None
+        done = {r.batch.step for r in history}
+        best = best_so_far(self.start, history)
+        for step, points in self._steps(best):
+            if step in done:
+                continue
+            batch = make_batch(STAGE, step, points, best, self.options.rounds)
+            if len(batch.candidates) > 1:
+                return batch
+        return None
+
+
+def create(
+    space: Space, start: ChannelParams, effort: Effort, overrides: Mapping[str, object]
+) -> StageTwo:
+    return StageTwo(space, start, make_options(NAME, Options, EFFORT, effort, overrides))

@@ -1,0 +1,138 @@
+"""A runner that replays recorded samples, so the whole search runs without a compiler.
+
+The recordings live in tests/data/records/ in the record store's own format (one file per host
+fingerprint, one JSON line per arm). `ReplayRunner.run(plan)` answers a plan as the real run stage
+would: for every round of the plan, one sample per arm of that round, taken from the recording of
+that arm for that (global) round number. An arm without a recording gets the status `skipped`.
+
+The spaces the recordings were made for are defined here, so the generator script
+(tests/data/records/generate.py) and the tests agree on them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from hspc_gen.model import PinThreads, Primitive
+from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status
+from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space
+from hspc_gen.search.store import RecordStore
+
+RECORDS_DIR = Path(__file__).resolve().parents[1] / "data" / "records"
+FINGERPRINT = "model-2vcpu-kvm-epyc"
+"""The recordings model this machine: 2 vCPUs of an AMD EPYC under KVM, shared with other jobs."""
+COMPILER = "model"
+FLAGS = "model"
+STAGE_ONE_KEY = RecordKey(FINGERPRINT, "stage-one-model", COMPILER, FLAGS)
+STAGE_TWO_KEY = RecordKey(FINGERPRINT, "stage-two-model", COMPILER, FLAGS)
+EVENTS_PER_SAMPLE = 400_000
+RECORDED_ROUNDS = 30
+TRUTH_FILE = RECORDS_DIR / "truth.json"
+KiB = 1024
+
+HOST = HostShape(
+    logical_cpus=2,
+    allowed_cpus=(0, 1),
+    cores=2,
+    threads_per_core=1,
+    sibling_pairs=(),
+    llc_groups=((0, 1),),
+    cache_line_bytes=64,
+    l2_bytes=2 * 1024 * KiB,
+)
+
+
+def _shrunk(space: Space) -> Space:
+    # Fewer padding and stack values than the real grids keep the exhaustive product (and so the
+    # recording) small; both still hold a planted best value that is not the start point's.
+    return dataclasses.replace(
+        space,
+        padding=Choice((0, 64, 128)),
+        stack_offset=PowerOfTwo(32 * KiB, 64 * KiB, with_zero=True),
+    )
+
+
+def stage_one_space() -> Space:
+    return _shrunk(
+        Space.from_target(
+            event_bytes=64,
+            primitives=(Primitive.condvar,),
+            max_buffer_memory=16 * KiB,
+            pin_threads=PinThreads.never,
+            host=HOST,
+        )
+    )
+
+
+def stage_two_space() -> Space:
+    return _shrunk(
+        Space.from_target(
+            event_bytes=64,
+            primitives=tuple(Primitive),
+            max_buffer_memory=16 * KiB,
+            pin_threads=PinThreads.auto,
+            host=HOST,
+        )
+    )
+
+
+class ReplayRunner:
+    """The run stage's interface (`run(plan) -> RunResult`) over a recorded store."""
+
+    def __init__(self, key: RecordKey, records_dir: Path = RECORDS_DIR) -> None:
+        self.key = key
+        self.store = RecordStore(records_dir, key.fingerprint)
+        self.plans: list[Plan] = []
+        self._cache: dict[str, dict[int, Sample]] = {}
+
+    def _recorded(self, arm: str) -> dict[int, Sample]:
+        if arm not in self._cache:
+            records = self.store.lookup(self.key, arm)
+            self._cache[arm] = {s.round: s for r in records for s in r.samples}
+        return self._cache[arm]
+
+    def run(self, plan: Plan) -> RunResult:
+        self.plans.append(plan)
+        samples: list[Sample] = []
+        missing: dict[str, Status] = {}
+        for round_number, order in zip(plan.round_numbers(), plan.order, strict=True):
+            for arm in order:
+                sample = self._recorded(arm).get(round_number)
+                if sample is None:
+                    missing[arm] = Status.skipped
+                    continue
+                if sample.events != plan.events_per_sample:
+                    raise ValueError(
+                        f"{arm} was recorded with {sample.events} events per sample, the plan"
+                        f" asks for {plan.events_per_sample}"
+                    )
+                samples.append(sample)
+        log = "".join(f"no recording of {arm}\n" for arm in sorted(missing))
+        return RunResult(Status.ok, tuple(samples), log, missing)
+
+    @property
+    def rounds_run(self) -> int:
+        return sum(p.rounds for p in self.plans)
+
+    @property
+    def samples_run(self) -> int:
+        return sum(len(order) for p in self.plans for order in p.order)
+
+
+def truth(dataset: str) -> Mapping[str, Mapping[str, float]]:
+    """The model's noise-free cost of each recorded candidate: arm -> {"ns", "cpu_ns"} per event."""
+    data = json.loads(TRUTH_FILE.read_text(encoding="utf-8"))
+    table = data[dataset]
+    assert isinstance(table, dict)
+    return table
+
+
+def planted(dataset: str) -> Mapping[str, str]:
+    """The planted optimum of a dataset: objective -> arm id."""
+    data = json.loads(TRUTH_FILE.read_text(encoding="utf-8"))
+    optimum = data["planted"][dataset]
+    assert isinstance(optimum, dict)
+    return optimum
