@@ -198,7 +198,9 @@ class Summary:
 def summarize(samples: Sequence[Sample]) -> Summary:
     if not samples:
         return Summary(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
-    rate = np.array([s.events_per_second for s in samples], dtype=float)
+    # Round order, so the bootstrap (and so the summary) does not depend on how samples arrive.
+    ordered = sorted(samples, key=lambda s: (s.round, s.wall_ns))
+    rate = np.array([s.events_per_second for s in ordered], dtype=float)
     low, high = bootstrap_interval(rate, median)
     q1, mid, q3 = np.quantile(rate, [0.25, 0.5, 0.75])
     preempted = sum(1 for s in samples if s.nivcsw_producer + s.nivcsw_consumer > 0)

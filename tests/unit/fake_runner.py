@@ -12,10 +12,12 @@ The spaces the recordings were made for are defined here, so the generator scrip
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 from hspc_gen.model import PinThreads, Primitive
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status
 from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space
@@ -136,3 +138,74 @@ def planted(dataset: str) -> Mapping[str, str]:
     optimum = data["planted"][dataset]
     assert isinstance(optimum, dict)
     return optimum
+
+
+class Simulated:
+    """Samples drawn on the spot from a small noise model, for tests that need chosen costs.
+
+    Every arm of a round shares that round's factor (as on the real machine), so paired ratios
+    cancel it; each sample adds its own lognormal noise. Deterministic for a given seed.
+    """
+
+    def __init__(self, seed: int, round_sigma: float = 0.05) -> None:
+        self.seed = seed
+        self.round_sigma = round_sigma
+
+    def _round_factor(self, round_number: int) -> float:
+        rng = np.random.default_rng([self.seed, 0, round_number])
+        return float(np.exp(rng.normal(0.0, self.round_sigma)))
+
+    def sample(self, arm: str, ns: float, round_number: int, cost: Cost) -> Sample:
+        digest = int.from_bytes(hashlib.sha256(arm.encode()).digest()[:8], "little")
+        rng = np.random.default_rng([self.seed, 1, digest, round_number])
+        wall = EVENTS_PER_SAMPLE * ns * self._round_factor(round_number)
+        wall *= float(np.exp(rng.normal(0.0, cost.sigma)))
+        consumer = wall * 0.99 if cost.spins else wall * 0.5
+        return Sample(
+            arm=arm,
+            round=round_number,
+            events=EVENTS_PER_SAMPLE,
+            wall_ns=wall,
+            cpu_ns_producer=wall * 0.95,
+            cpu_ns_consumer=consumer,
+            nivcsw_producer=0,
+            nivcsw_consumer=0,
+            migrations=0,
+            verified=cost.verified,
+            latency_ns=cost.latency_ns,
+        )
+
+    def samples(self, arm: str, ns: float, rounds: int, cost: Cost | None = None) -> list[Sample]:
+        return [self.sample(arm, ns, r, cost or Cost()) for r in range(rounds)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Cost:
+    """How an arm behaves under `Simulated`, beyond its mean ns per event."""
+
+    sigma: float = 0.05
+    spins: bool = False
+    verified: bool = True
+    latency_ns: float | None = None
+
+
+class SimulatedRunner:
+    """`run(plan)` from `Simulated`: arm -> mean ns per event (A/A copies cost what they copy)."""
+
+    def __init__(
+        self, ns: Mapping[str, float], seed: int = 1, costs: Mapping[str, Cost] | None = None
+    ) -> None:
+        self.sim = Simulated(seed)
+        self.ns = ns
+        self.costs = costs or {}
+        self.plans: list[Plan] = []
+
+    def run(self, plan: Plan) -> RunResult:
+        self.plans.append(plan)
+        out = []
+        for round_number, order in zip(plan.round_numbers(), plan.order, strict=True):
+            for arm in order:
+                base = arm.removeprefix("aa:")
+                cost = self.costs.get(base, Cost())
+                out.append(self.sim.sample(arm, self.ns.get(base, 20.0), round_number, cost))
+        return RunResult(Status.ok, tuple(out))

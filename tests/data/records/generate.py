@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
 
 import fake_runner as fr
 from hspc_gen.model import ChannelParams, Primitive
-from hspc_gen.search.records import Record, RecordKey, Sample, Status, aa_arm
+from hspc_gen.search.records import Candidate, Record, RecordKey, Sample, Status, aa_arm
 from hspc_gen.search.records import candidate_id as cid
 from hspc_gen.search.store import RecordStore, store_file_name
 from hspc_gen.search.strategies import exhaustive, stage_two
@@ -162,7 +162,8 @@ def dataset_records(
     for p in points:
         t, arm = model(p), cid(p)
         bad = BROKEN_UNVERIFIED_P if _is_broken(p) else 0.0
-        records.append(_record(key, arm, stream(arm, t, rounds, bad)))
+        cand = Candidate(p, stage=name.removeprefix("stage_"), step="model")
+        records.append(_record(key, arm, stream(arm, t, rounds, bad), cand))
         table[arm] = {"ns": t.ns, "cpu_ns": t.cpu_ns}
     for p in aa_points:
         arm = aa_arm(cid(p))
@@ -172,9 +173,13 @@ def dataset_records(
     return records, table
 
 
-def _record(key: RecordKey, arm: str, samples: tuple[Sample, ...]) -> Record:
+def _record(
+    key: RecordKey, arm: str, samples: tuple[Sample, ...], candidate: Candidate | None = None
+) -> Record:
     fixed = tuple(Sample(**{**s.to_dict(), "arm": arm}) for s in samples)
-    return Record(key, arm, Status.ok, fixed, seed=SEED, events_per_sample=fr.EVENTS_PER_SAMPLE)
+    return Record(
+        key, arm, Status.ok, fixed, candidate, seed=SEED, events_per_sample=fr.EVENTS_PER_SAMPLE
+    )
 
 
 def main() -> None:

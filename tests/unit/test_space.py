@@ -1,0 +1,157 @@
+"""hspc_gen.search.space: grids, the memory bound, placements and the start point."""
+
+from __future__ import annotations
+
+import pytest
+from hspc_gen.errors import UserError
+from hspc_gen.model import ChannelParams, PinThreads, Primitive
+from hspc_gen.search.space import (
+    UNPINNED,
+    Choice,
+    HostShape,
+    IntRange,
+    PowerOfTwo,
+    Space,
+    floor_power_of_two,
+    next_power_of_two,
+    placements,
+)
+
+KiB, MiB = 1024, 1024 * 1024
+TWO_VCPU = HostShape(2, (0, 1), 2, 1, (), ((0, 1),), 64, 2 * MiB)
+SMT_8 = HostShape(
+    logical_cpus=8,
+    allowed_cpus=tuple(range(8)),
+    cores=4,
+    threads_per_core=2,
+    sibling_pairs=((0, 4), (1, 5), (2, 6), (3, 7)),
+    llc_groups=(tuple(range(8)),),
+)
+
+
+def space(
+    event_bytes: int = 64,
+    memory: int = 1 * MiB,
+    pin: PinThreads = PinThreads.auto,
+    host: HostShape = TWO_VCPU,
+    primitives: tuple[Primitive, ...] = tuple(Primitive),
+) -> Space:
+    return Space.from_target(
+        event_bytes=event_bytes,
+        primitives=primitives,
+        max_buffer_memory=memory,
+        pin_threads=pin,
+        host=host,
+    )
+
+
+def test_typed_parameters_enumerate_their_values() -> None:
+    assert PowerOfTwo(256, 2048).values() == (256, 512, 1024, 2048)
+    assert PowerOfTwo(4096, 16384, with_zero=True).values() == (0, 4096, 8192, 16384)
+    assert Choice((2, 3, 4)).values() == (2, 3, 4)
+    assert IntRange(1, 7, 3).values() == (1, 4, 7)
+    assert next_power_of_two(24) == 32 and next_power_of_two(64) == 64 and next_power_of_two(1) == 1
+    assert floor_power_of_two(3 * KiB) == 2 * KiB
+
+
+def test_grids_are_the_papers_powers_of_two() -> None:
+    s = space()
+    assert s.padding_values() == (0, 64, 128, 256, 512)
+    assert s.stack_offset_values() == (0, 4096, 8192, 16384, 32768, 65536)
+    assert s.buffer_counts() == (2, 3, 4, 8, 16, 32, 64)
+    # From 256 B up to the largest size two buffers can have under the 1 MiB bound.
+    assert s.buffer_sizes() == tuple(256 << k for k in range(12))
+    assert s.buffer_sizes()[-1] == 512 * KiB
+
+
+def test_smallest_buffer_holds_one_event() -> None:
+    s = space(event_bytes=1000)
+    assert s.buffer_sizes()[0] == 1024
+    assert not s.fits(2, 512)
+
+
+def test_grid_respects_the_memory_bound() -> None:
+    s = space(memory=64 * KiB)
+    pairs = s.grid()
+    assert pairs
+    assert all(n * size <= 64 * KiB for n, size in pairs)
+    assert (64, 1024) in pairs and (64, 2048) not in pairs
+    # Every allowed pair is there: the grid is the whole feasible product.
+    feasible = {(n, z) for n in s.buffer_counts() for z in s.buffer_sizes() if n * z <= 64 * KiB}
+    assert set(pairs) == feasible
+
+
+def test_violations_name_what_is_outside() -> None:
+    s = space(memory=64 * KiB, primitives=(Primitive.condvar, Primitive.futex))
+    inside = ChannelParams(128, 4096, 4, 4096, Primitive.futex)
+    assert s.contains(inside)
+    assert s.violations(inside.replace(buffers=64, buffer_bytes=4096)) == (
+        "buffers * buffer_bytes",
+    )
+    assert s.violations(inside.replace(padding_bytes=96)) == ("padding_bytes",)
+    assert s.violations(inside.replace(primitive=Primitive.pause_spin)) == ("primitive",)
+    assert s.violations(inside.replace(producer_cpu=7, consumer_cpu=8)) == ("placement",)
+
+
+def test_too_little_memory_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="max_buffer_memory"):
+        space(event_bytes=4096, memory=6 * KiB)
+
+
+def test_no_primitive_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="primitive"):
+        space(primitives=())
+
+
+def test_placements_on_this_two_vcpu_host() -> None:
+    # Two CPUs: pinning must use CPU 0 too; there are no SMT siblings.
+    assert placements(TWO_VCPU, PinThreads.auto) == (UNPINNED, (0, 1))
+    assert placements(TWO_VCPU, PinThreads.never) == (UNPINNED,)
+    assert placements(TWO_VCPU, PinThreads.always) == ((0, 1),)
+
+
+def test_placements_avoid_cpu0_and_offer_smt_siblings() -> None:
+    got = placements(SMT_8, PinThreads.auto)
+    assert got[0] == UNPINNED
+    distinct, siblings = got[1], got[2]
+    assert distinct == (1, 2)  # distinct cores, not CPU 0
+    assert siblings == (1, 5)  # one SMT pair, not CPU 0's core
+    assert all(0 not in p for p in got[1:])
+
+
+def test_distinct_cores_share_a_last_level_cache() -> None:
+    two_llc = HostShape(8, tuple(range(8)), 8, 1, (), ((0, 1, 2, 3), (4, 5, 6, 7)))
+    producer, consumer = placements(two_llc, PinThreads.auto)[1]
+    assert {producer, consumer} <= {1, 2, 3} or {producer, consumer} <= {4, 5, 6, 7}
+
+
+def test_placements_follow_the_affinity_mask() -> None:
+    masked = HostShape(8, (2, 6), 4, 2, ((0, 4), (1, 5), (2, 6), (3, 7)), (tuple(range(8)),))
+    # CPUs 2 and 6 are one core's siblings: no two distinct cores are allowed.
+    assert placements(masked, PinThreads.auto) == (UNPINNED, (2, 6))
+    single = HostShape(1, (3,), 1, 1)
+    assert placements(single, PinThreads.always) == (UNPINNED,)
+
+
+def test_start_point_is_inside_the_space() -> None:
+    s = space()
+    start = s.start()
+    assert s.contains(start)
+    assert start == ChannelParams(64, 0, 3, 4096, Primitive.condvar)
+
+
+def test_start_point_is_clamped_under_a_small_bound() -> None:
+    s = space(memory=4 * KiB, pin=PinThreads.always, primitives=(Primitive.futex,))
+    start = s.start()
+    assert s.contains(start)
+    assert start.buffers * start.buffer_bytes <= 4 * KiB
+    assert (start.producer_cpu, start.consumer_cpu) == (0, 1)
+    assert start.primitive is Primitive.futex
+
+
+def test_sizes_around_stay_inside() -> None:
+    s = space(memory=64 * KiB)
+    assert s.sizes_around(1024, 1) == (512, 1024, 2048)
+    assert s.sizes_around(256, 2) == (256, 512, 1024)
+    assert s.sizes_around(32 * KiB, 1) == (16 * KiB, 32 * KiB)
+    assert s.sizes_around(3000, 1) == ()
