@@ -113,7 +113,9 @@ class Exhaustive:
             )
         if n == len(self.chunks) and len(self.chunks) > 1:
             winners = [w for r in history if (w := r.winner()) is not None]
-            return make_batch(STAGE, FINAL_STEP, winners, self.start, self.options.rounds)
+            final = make_batch(STAGE, FINAL_STEP, winners, self.start, self.options.rounds)
+            # When every sweep kept the start point there is nothing left to race.
+            return final if len(final.candidates) > 1 else None
         return None
 
 

@@ -1,0 +1,277 @@
+"""hspc_gen.search.strategies: the proposals of each strategy, options, the registry, and whole
+searches replayed from the recorded noise model."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import fake_runner as fr
+import pytest
+from hspc_gen.errors import UserError
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.search.decide import Decision
+from hspc_gen.search.racing import RaceSettings, evaluate_batch
+from hspc_gen.search.records import Candidate, RecordKey
+from hspc_gen.search.space import Space
+from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
+from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, run_search
+
+KiB = 1024
+
+
+def decided(batch: Batch, winner: ChannelParams | None) -> StepResult:
+    """A history entry whose decision picked `winner` (as a real decision would name it)."""
+    win = None if winner is None else Candidate(winner, batch.stage, batch.step).id
+    ranking = () if win is None else (win,)
+    decision = Decision(Objective.throughput, win, ranking, ranking, {}, 0.02, 0.03, 0.03)
+    return StepResult(batch, decision)
+
+
+Pick = ChannelParams | None | Callable[[Batch], ChannelParams]
+
+
+def steps_of(strategy: Strategy, winners: Sequence[Pick]) -> list[Batch]:
+    """The batches proposed when each is decided for the given winner in turn."""
+    history: list[StepResult] = []
+    batches = []
+    for w in winners:
+        batch = strategy.propose(history)
+        assert batch is not None
+        batches.append(batch)
+        history.append(decided(batch, w(batch) if callable(w) else w))
+    assert strategy.propose(history) is None
+    return batches
+
+
+def params(batch: Batch) -> list[ChannelParams]:
+    return [c.params for c in batch.candidates]
+
+
+def test_stage_one_follows_figure_2() -> None:
+    space = fr.stage_one_space()
+    start = space.start()
+    strategy = registry.create("stage_one", space, start, Effort.measure)
+    pad = start.replace(padding_bytes=128)
+    stack = pad.replace(stack_offset_bytes=32 * KiB)
+    padding, offsets, grid = steps_of(strategy, [pad, stack, stack.replace(buffers=4)])
+    # Loop 1: padding only, everything else at the start point.
+    assert padding.step == "padding" and padding.incumbent.params == start
+    assert {p.padding_bytes for p in params(padding)} == set(space.padding_values())
+    assert {p.replace(padding_bytes=start.padding_bytes) for p in params(padding)} == {start}
+    # Loop 2: stack offsets with the best padding.
+    assert offsets.step == "stack_offset" and offsets.incumbent.params == pad
+    assert {p.stack_offset_bytes for p in params(offsets)} == set(space.stack_offset_values())
+    assert all(p.padding_bytes == 128 for p in params(offsets))
+    # Loop 3: every buffers x buffer_bytes pair under the memory bound, with both bests.
+    assert grid.step == "buffers" and grid.incumbent.params == stack
+    pairs = {(p.buffers, p.buffer_bytes) for p in params(grid)}
+    assert pairs == set(space.grid())
+    assert all(p.buffers * p.buffer_bytes <= space.max_buffer_memory for p in params(grid))
+    assert all(
+        p.replace(buffers=4, buffer_bytes=4096) == stack.replace(buffers=4, buffer_bytes=4096)
+        for p in params(grid)
+    )
+    assert {b.rounds for b in (padding, offsets, grid)} == {30}
+
+
+def test_stage_one_thins_the_grid_at_quick_effort() -> None:
+    space = fr.stage_one_space()
+    start = space.start()
+    quick = registry.create("stage_one", space, start, Effort.quick)
+    measure = registry.create("stage_one", space, start, Effort.measure)
+    history: list[StepResult] = []
+    for _ in range(2):  # padding, then stack offset: both decided for the start point
+        batch = quick.propose(history)
+        assert batch is not None
+        history.append(decided(batch, start))
+    coarse, full = quick.propose(history), measure.propose(history)
+    assert coarse is not None and full is not None
+    assert coarse.rounds < full.rounds
+    assert len(coarse.candidates) < len(full.candidates) / 2
+    assert set(params(coarse)) <= set(params(full)) | {start}
+    assert start in params(coarse)  # the incumbent is always in its batch
+
+
+def test_a_batch_without_a_winner_keeps_the_best_so_far() -> None:
+    space = fr.stage_one_space()
+    start = space.start()
+    strategy = registry.create("stage_one", space, start, Effort.measure)
+    _, offsets, _ = steps_of(strategy, [None, None, None])
+    assert offsets.incumbent.params == start
+
+
+def test_estimate_effort_measures_nothing() -> None:
+    space = fr.stage_two_space()
+    for name in registry.STRATEGIES:
+        assert registry.create(name, space, space.start(), Effort.estimate).propose([]) is None
+
+
+def test_options_are_checked_against_the_declared_table() -> None:
+    space = fr.stage_one_space()
+    with pytest.raises(UserError, match=r"no option 'round'.*rounds"):
+        registry.create("stage_one", space, space.start(), Effort.measure, {"round": 3})
+    with pytest.raises(UserError, match="rounds"):
+        registry.create("stage_one", space, space.start(), Effort.measure, {"rounds": "many"})
+    with pytest.raises(UserError, match="rounds"):
+        registry.create("stage_one", space, space.start(), Effort.measure, {"rounds": True})
+    with pytest.raises(UserError, match="buffer_counts"):
+        registry.create(
+            "stage_one", space, space.start(), Effort.measure, {"buffer_counts": (2, "x")}
+        )
+    s = registry.create("stage_one", space, space.start(), Effort.measure, {"rounds": 7})
+    batch = s.propose([])
+    assert batch is not None and batch.rounds == 7
+
+
+def test_the_registry_is_explicit() -> None:
+    assert set(registry.STRATEGIES) == {"stage_one", "stage_two", "exhaustive"}
+    assert set(registry.OPTION_TABLES["stage_two"]) == {"rounds", "radius", "joint"}
+    assert all(doc for table in registry.OPTION_TABLES.values() for doc in table.values())
+    space = fr.stage_one_space()
+    with pytest.raises(UserError, match="no strategy 'annealing'"):
+        registry.create("annealing", space, space.start(), Effort.measure)
+    for module in (stage_one, stage_two, exhaustive):
+        assert set(module.EFFORT) == set(Effort)
+
+
+STAGE_ONE_BEST = ChannelParams(128, 32 * KiB, 4, 1024, Primitive.condvar)
+
+
+def test_stage_two_tries_primitives_and_sizes_then_placements() -> None:
+    space = fr.stage_two_space()
+    strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
+    spin = STAGE_ONE_BEST.replace(primitive=Primitive.pause_spin, buffer_bytes=512)
+    prims, places = steps_of(strategy, [spin, spin])
+    assert prims.stage == "two" and prims.step == "primitive"
+    assert {p.primitive for p in params(prims)} == set(Primitive)
+    assert {p.buffer_bytes for p in params(prims)} == {256, 512, 1024, 2048, 4096}
+    assert {(p.producer_cpu, p.consumer_cpu) for p in params(prims)} == {(-1, -1)}
+    assert places.step == "placement" and places.incumbent.params == spin
+    assert {(p.producer_cpu, p.consumer_cpu) for p in params(places)} == {(-1, -1), (0, 1)}
+    assert {p.replace(producer_cpu=-1, consumer_cpu=-1) for p in params(places)} == {spin}
+
+
+def test_stage_two_goes_joint_at_exhaustive_effort() -> None:
+    space = fr.stage_two_space()
+    strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.exhaustive)
+    (joint,) = steps_of(strategy, [STAGE_ONE_BEST])
+    assert joint.step == "primitive_placement"
+    assert len(joint.candidates) == len(Primitive) * 5 * 2
+
+
+def test_exhaustive_covers_the_grid_once_then_races_the_winners() -> None:
+    space = fr.stage_one_space()
+    start = space.start()
+    strategy = registry.create("exhaustive", space, start, Effort.measure, {"max_batch": 40})
+    every = exhaustive.grid(space, start, ("padding", "stack_offset", "buffers"))
+    assert len(every) == 3 * 3 * len(space.grid())
+    n_sweeps = math.ceil((len(every) - 1) / 39)
+    first: Pick = lambda b: b.candidates[0].params  # noqa: E731
+    winners = [first] * n_sweeps + [first]
+    batches = steps_of(strategy, winners)
+    sweeps, final = batches[:-1], batches[-1]
+    assert all(len(b.candidates) <= 40 and b.incumbent.params == start for b in sweeps)
+    seen = [p for b in sweeps for p in params(b) if p != start]
+    assert sorted(seen, key=repr) == sorted(set(every) - {start}, key=repr)
+    assert final.step == exhaustive.FINAL_STEP
+    assert set(params(final)) == {start} | {b.candidates[0].params for b in sweeps}
+
+
+def test_exhaustive_refuses_a_sweep_it_does_not_know() -> None:
+    space = fr.stage_one_space()
+    with pytest.raises(UserError, match="sweep"):
+        registry.create("exhaustive", space, space.start(), Effort.measure, {"sweep": ("colour",)})
+
+
+# Whole searches on the recorded model: strategy -> plan -> replayed run -> racing -> decision.
+Run = tuple[tuple[StepResult, ...], fr.ReplayRunner]
+
+
+def search(
+    name: str,
+    space: Space,
+    start: ChannelParams,
+    effort: Effort,
+    key: RecordKey,
+    *,
+    objective: Objective = Objective.throughput,
+) -> Run:
+    runner = fr.ReplayRunner(key)
+    settings = RaceSettings(
+        0, fr.EVENTS_PER_SAMPLE, 11, objective, ("producer_alone", "consumer_alone")
+    )
+    strategy = registry.create(name, space, start, effort)
+    history = run_search(
+        strategy,
+        lambda b: evaluate_batch(b, runner.run, settings=settings, oversubscribed=False).step,
+    )
+    return history, runner
+
+
+@pytest.fixture(scope="module")
+def stage_one_runs() -> dict[str, Run]:
+    space = fr.stage_one_space()
+    return {
+        effort: search(name, space, space.start(), Effort.measure, fr.STAGE_ONE_KEY)
+        for effort, name in (("measure", "stage_one"), ("exhaustive", "exhaustive"))
+    }
+
+
+def test_stage_one_finds_the_planted_optimum(stage_one_runs: dict[str, Run]) -> None:
+    history, _ = stage_one_runs["measure"]
+    assert [h.batch.step for h in history] == ["padding", "stack_offset", "buffers"]
+    assert history[-1].decision.winner == fr.planted("stage_one")["throughput"]
+    assert history[-1].winner() == ChannelParams(128, 32 * KiB, 4, 1024, Primitive.condvar)
+
+
+def test_measure_is_within_5_percent_of_exhaustive_for_far_fewer_samples(
+    stage_one_runs: dict[str, Run],
+) -> None:
+    truth = fr.truth("stage_one")
+    staged, staged_runner = stage_one_runs["measure"]
+    full, full_runner = stage_one_runs["exhaustive"]
+    staged_pick, full_pick = staged[-1].decision.winner, full[-1].decision.winner
+    assert staged_pick is not None and full_pick is not None
+    assert truth[staged_pick]["ns"] <= 1.05 * truth[full_pick]["ns"]
+    assert full_pick == fr.planted("stage_one")["throughput"]
+    assert staged_runner.samples_run < full_runner.samples_run / 2
+
+
+def test_a_replayed_search_is_deterministic(stage_one_runs: dict[str, Run]) -> None:
+    space = fr.stage_one_space()
+    again, _ = search("stage_one", space, space.start(), Effort.measure, fr.STAGE_ONE_KEY)
+    first, _ = stage_one_runs["measure"]
+    assert [h.decision for h in again] == [h.decision for h in first]
+
+
+def test_stage_two_throughput_spins_efficiency_blocks_and_the_broken_variant_never_wins() -> None:
+    space = fr.stage_two_space()
+    planted = fr.planted("stage_two")
+    broken = set(planted["broken"].split(","))
+    fast, _ = search(
+        "stage_two",
+        space,
+        STAGE_ONE_BEST,
+        Effort.measure,
+        fr.STAGE_TWO_KEY,
+        objective=Objective.throughput,
+    )
+    assert fast[-1].decision.winner == planted["throughput"]
+    assert fast[-1].winner() == ChannelParams(128, 32 * KiB, 4, 512, Primitive.pause_spin, 0, 1)
+    assert broken & set(fast[0].decision.excluded)
+    frugal, _ = search(
+        "stage_two",
+        space,
+        STAGE_ONE_BEST,
+        Effort.measure,
+        fr.STAGE_TWO_KEY,
+        objective=Objective.efficiency,
+    )
+    winner = frugal[-1].winner()
+    assert winner is not None and winner.primitive.blocks
+    truth = fr.truth("stage_two")
+    pick = frugal[-1].decision.winner
+    assert pick is not None
+    assert truth[pick]["cpu_ns"] <= 1.05 * truth[planted["efficiency"]]["cpu_ns"]
+    assert not broken & {h.decision.winner for h in (*fast, *frugal)}
