@@ -128,11 +128,7 @@ def find_best(
     best = min(arms, key=lambda a: (estimates[a], a))
     comps: dict[str, stats.Comparison] = {}
     for _ in range(len(arms)):
-        comps = {
-            a: stats.compare(samples_by_arm[a], samples_by_arm[best], metric)
-            for a in arms
-            if a != best
-        }
+        comps = compare_all(arms, samples_by_arm, best, metric)
         better = [a for a, c in comps.items() if c.ci_high < 1.0 / (1.0 + delta)]
         if not better:
             break
@@ -156,6 +152,24 @@ def is_tied(comp: stats.Comparison, delta: float) -> bool:
     )
 
 
+def compare_all(
+    arms: Sequence[str], samples_by_arm: SamplesByArm, reference: str, metric: stats.Metric
+) -> dict[str, stats.Comparison]:
+    ref = samples_by_arm[reference]
+    return {a: stats.compare(samples_by_arm[a], ref, metric) for a in arms if a != reference}
+
+
+def noise_floor(samples_by_arm: SamplesByArm, aa: str, metric: stats.Metric) -> float:
+    """The A/A minimum detectable effect of the arm `aa` copies (`aa:<id>` against `<id>`)."""
+    original = samples_by_arm.get(aa.removeprefix(AA_PREFIX), ())
+    return stats.minimum_detectable_effect(samples_by_arm.get(aa, ()), original, metric)
+
+
+def _precision(comps: Mapping[str, stats.Comparison], delta: float) -> float:
+    widths = sorted(c.half_width for c in comps.values())
+    return max(delta, widths[len(widths) // 2]) if widths else delta
+
+
 def pick_winner(
     samples_by_arm: SamplesByArm,
     objective: Objective,
@@ -173,27 +187,18 @@ def pick_winner(
     metric = metric_for(objective)
     excluded = exclusions(samples_by_arm, candidates, statuses or {}, metric)
     arms = sorted(a for a in candidates if a not in excluded)
-    reference = aa.removeprefix(AA_PREFIX)
-    noise = stats.minimum_detectable_effect(
-        samples_by_arm.get(aa, ()), samples_by_arm.get(reference, ()), metric
-    )
+    noise = noise_floor(samples_by_arm, aa, metric)
     delta = stats.margin(noise)
     summaries = {a: stats.summarize(s) for a, s in sorted(samples_by_arm.items())}
     if not arms:
         return Decision(objective, None, (), (), {}, noise, delta, math.inf, excluded, summaries)
-    best, comps = find_best(arms, samples_by_arm, metric, delta, reference)
+    best, comps = find_best(arms, samples_by_arm, metric, delta, aa.removeprefix(AA_PREFIX))
     ties = [best, *(a for a, c in comps.items() if is_tied(c, delta))]
     ties.sort(key=lambda a: tie_key(a, candidates[a], oversubscribed))
     winner = ties[0]
     if winner != best:
-        comps = {
-            a: stats.compare(samples_by_arm[a], samples_by_arm[winner], metric)
-            for a in arms
-            if a != winner
-        }
+        comps = compare_all(arms, samples_by_arm, winner, metric)
     rest = sorted((a for a in arms if a not in ties), key=lambda a: (comps[a].ratio, a))
-    widths = sorted(c.half_width for c in comps.values())
-    precision = max(delta, widths[len(widths) // 2]) if widths else delta
     return Decision(
         objective=objective,
         winner=winner,
@@ -202,7 +207,7 @@ def pick_winner(
         intervals=comps,
         noise_floor=noise,
         delta=delta,
-        precision=precision,
+        precision=_precision(comps, delta),
         excluded=excluded,
         summaries=summaries,
         best_measured=best,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hspc_gen.model import Objective
 from hspc_gen.search import stats
-from hspc_gen.search.decide import SamplesByArm, metric_for, pick_winner
+from hspc_gen.search.decide import SamplesByArm, metric_for, noise_floor, pick_winner
 from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, Status, aa_arm, make_plan
 from hspc_gen.search.strategies.base import Batch, StepResult
 
@@ -152,10 +152,7 @@ def _drop(
     arm_status: Mapping[str, Status],
 ) -> tuple[str, ...]:
     by_arm = stats.group_by_arm(samples)
-    metric = metric_for(objective)
-    noise = stats.minimum_detectable_effect(
-        by_arm.get(aa_arm(incumbent), ()), by_arm.get(incumbent, ()), metric
-    )
+    noise = noise_floor(by_arm, aa_arm(incumbent), metric_for(objective))
     failed = {a for a in live if arm_status.get(a, Status.ok) is not Status.ok} - {incumbent}
     healthy = [a for a in live if a not in failed]
     beaten = losers(

@@ -14,6 +14,7 @@ from typing import Any, Protocol, TypeVar
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision
 from hspc_gen.search.records import Candidate
 
@@ -97,6 +98,15 @@ def run_search(
 OptionsT = TypeVar("OptionsT")
 
 
+def option(default: Any, doc: str, low: int | None = None, high: int | None = None) -> Any:
+    """A declared option: its default, its documentation and, for integers, its allowed range."""
+    return dataclasses.field(default=default, metadata={"doc": doc, "range": (low, high)})
+
+
+def rounds_option() -> Any:
+    return option(30, "most rounds per batch (0: measure nothing)", 0, stats.MAX_ROUNDS)
+
+
 def option_table(options_type: type[Any]) -> dict[str, str]:
     """Option name -> its documentation (the `doc` metadata of the dataclass field)."""
     return {f.name: str(f.metadata.get("doc", "")) for f in dataclasses.fields(options_type)}
@@ -120,7 +130,17 @@ def make_options(
             )
         if not _has_type(value, hints[name]):
             raise UserError(f"strategy {strategy} option {name}: {value!r} is not {hints[name]}")
+        _check_range(strategy, options_type, name, value)
     return options_type(**values)
+
+
+def _check_range(strategy: str, options_type: type[Any], name: str, value: object) -> None:
+    (spec,) = [f for f in dataclasses.fields(options_type) if f.name == name]
+    low, high = spec.metadata.get("range", (None, None))
+    if not isinstance(value, int):
+        return
+    if (low is not None and value < low) or (high is not None and value > high):
+        raise UserError(f"strategy {strategy} option {name}: {value} is outside {low}..{high}")
 
 
 def _has_type(value: object, hint: object) -> bool:

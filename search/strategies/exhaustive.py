@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
-from hspc_gen.search.strategies.base import Batch, StepResult, make_batch, make_options
+from hspc_gen.search.strategies.base import (
+    Batch,
+    StepResult,
+    make_batch,
+    make_options,
+    option,
+    rounds_option,
+)
 
 NAME = "exhaustive"
 STAGE = "exhaustive"
@@ -26,14 +33,11 @@ DIMENSIONS: tuple[str, ...] = ("padding", "stack_offset", "buffers", "primitive"
 
 @dataclass(frozen=True)
 class Options:
-    rounds: int = field(default=30, metadata={"doc": "most rounds per batch (0: measure nothing)"})
-    sweep: tuple[str, ...] = field(
-        default=("padding", "stack_offset", "buffers"),
-        metadata={"doc": f"parameters to sweep, of {', '.join(DIMENSIONS)}"},
+    rounds: int = rounds_option()
+    sweep: tuple[str, ...] = option(
+        ("padding", "stack_offset", "buffers"), f"parameters to sweep, of {', '.join(DIMENSIONS)}"
     )
-    max_batch: int = field(
-        default=64, metadata={"doc": "most candidates in one batch (one benchmark binary)"}
-    )
+    max_batch: int = option(64, "most candidates in one batch (one benchmark binary)", 2, 4096)
 
 
 EFFORT: Mapping[Effort, Mapping[str, object]] = {

@@ -10,11 +10,19 @@ found independently, and far more cheaply than by sweeping the product.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
-from hspc_gen.search.strategies.base import Batch, StepResult, best_so_far, make_batch, make_options
+from hspc_gen.search.strategies.base import (
+    Batch,
+    StepResult,
+    best_so_far,
+    make_batch,
+    make_options,
+    option,
+    rounds_option,
+)
 
 NAME = "stage_one"
 STAGE = "one"
@@ -22,13 +30,11 @@ STAGE = "one"
 
 @dataclass(frozen=True)
 class Options:
-    rounds: int = field(default=30, metadata={"doc": "most rounds per batch (0: measure nothing)"})
-    size_stride: int = field(
-        default=1, metadata={"doc": "take every n-th buffer size of the grid (2 thins it by half)"}
+    rounds: int = rounds_option()
+    size_stride: int = option(
+        1, "take every n-th buffer size of the grid (2 thins it by half)", 1, 8
     )
-    buffer_counts: tuple[int, ...] = field(
-        default=(), metadata={"doc": "buffer counts to try (empty: all of the space's)"}
-    )
+    buffer_counts: tuple[int, ...] = option((), "buffer counts to try (empty: all of the space's)")
 
 
 EFFORT: Mapping[Effort, Mapping[str, object]] = {

@@ -11,11 +11,19 @@ collapses when its peer shares its CPU).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
-from hspc_gen.search.strategies.base import Batch, StepResult, best_so_far, make_batch, make_options
+from hspc_gen.search.strategies.base import (
+    Batch,
+    StepResult,
+    best_so_far,
+    make_batch,
+    make_options,
+    option,
+    rounds_option,
+)
 
 NAME = "stage_two"
 STAGE = "two"
@@ -23,13 +31,9 @@ STAGE = "two"
 
 @dataclass(frozen=True)
 class Options:
-    rounds: int = field(default=30, metadata={"doc": "most rounds per batch (0: measure nothing)"})
-    radius: int = field(
-        default=2, metadata={"doc": "buffer sizes within this many powers of two of the start"}
-    )
-    joint: bool = field(
-        default=False, metadata={"doc": "one batch of primitives x sizes x placements"}
-    )
+    rounds: int = rounds_option()
+    radius: int = option(2, "buffer sizes within this many powers of two of the start", 0, 8)
+    joint: bool = option(False, "one batch of primitives x sizes x placements")
 
 
 EFFORT: Mapping[Effort, Mapping[str, object]] = {

@@ -10,6 +10,7 @@ import fake_runner as fr
 import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision
 from hspc_gen.search.racing import RaceSettings, evaluate_batch
 from hspc_gen.search.records import Candidate, RecordKey
@@ -275,3 +276,14 @@ def test_stage_two_throughput_spins_efficiency_blocks_and_the_broken_variant_nev
     assert pick is not None
     assert truth[pick]["cpu_ns"] <= 1.05 * truth[planted["efficiency"]]["cpu_ns"]
     assert not broken & {h.decision.winner for h in (*fast, *frugal)}
+
+
+def test_option_ranges_are_declared_and_enforced() -> None:
+    space = fr.stage_one_space()
+    too_many = {"rounds": stats.MAX_ROUNDS + 1}
+    with pytest.raises(UserError, match=r"rounds: 61 is outside 0\.\.60"):
+        registry.create("stage_one", space, space.start(), Effort.measure, too_many)
+    with pytest.raises(UserError, match="max_batch"):
+        registry.create("exhaustive", space, space.start(), Effort.measure, {"max_batch": 1})
+    with pytest.raises(UserError, match="radius"):
+        registry.create("stage_two", space, space.start(), Effort.measure, {"radius": -1})
