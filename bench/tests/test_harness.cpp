@@ -1,0 +1,214 @@
+// The harness measures what it claims: every kind of sample runs through the real channel on real
+// threads and checks its answer; a channel that loses, repeats, reorders or tears an event is
+// reported unverified; the consumer is one persistent thread; pinning is undone after a sample.
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "bench/baselines.hpp"
+#include "bench/sample.hpp"
+#include "bench/stack_offset.hpp"
+#include "bench/variant.hpp"
+#include "check.hpp"
+#include "hspc/channel.hpp"
+
+namespace {
+
+namespace hb = hspc_bench;
+using bench_test::kScale;
+using hspc::Primitive;
+
+template <class E, Primitive P = Primitive::futex>
+using Channel = hspc::BasicChannel<E, P, 4, 1024, 64>;
+
+hb::Workload workload(std::uint64_t events) {
+  hb::Workload w;
+  w.events = events;
+  return w;
+}
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof(set), &set);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+bool same_mask(pid_t tid, const cpu_set_t& want) {
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  sched_getaffinity(tid, sizeof(now), &now);
+  return CPU_EQUAL(&now, &want);
+}
+
+// The checksum's closed form agrees with adding up the events one by one.
+template <std::size_t Bytes>
+void checksum_closed_form() {
+  using E = hb::Event<Bytes>;
+  for (std::uint64_t n : {0ull, 1ull, 255ull, 256ull, 257ull, 65537ull, 100003ull}) {
+    hb::Verifier<E> v;
+    E ev{};
+    for (std::uint64_t i = 0; i < n; ++i) {
+      hb::stamp(ev, i);
+      v.check(ev);
+    }
+    BENCH_CHECK(v.in_order());
+    BENCH_CHECK(v.checksum() == hb::expected_checksum<E>(n));
+  }
+}
+
+void events_and_checksums() {
+  static_assert(sizeof(hb::Event<2>) == 2 && sizeof(hb::Event<64>) == 64);
+  checksum_closed_form<1>();
+  checksum_closed_form<2>();
+  checksum_closed_form<8>();
+  checksum_closed_form<12>();
+  checksum_closed_form<24>();
+}
+
+void calibration() {
+  const hb::Calibration c = hb::calibrate(3, 1u << 16);
+  BENCH_CHECK(c.loops_per_ns > 0);
+  BENCH_CHECK(c.loops_for(0) == 0 && c.loops_for(-5) == 0);
+  BENCH_CHECK(c.loops_for(1000) >= c.loops_for(10));
+}
+
+// Every kind, through the variant table's dispatcher, gives a verified sample of the right size.
+template <class T, class Launch = hb::DirectLaunch>
+void every_kind(hb::Context& ctx, const hb::Workload& w) {
+  for (const hb::KindName& k : hb::kKindNames) {
+    hb::Kind parsed{};
+    BENCH_CHECK(hb::parse_kind(k.name, parsed) && parsed == k.kind);
+    const hb::Sample s = hb::run<T, Launch>(k.kind, w, ctx);
+    if (!s.verified) std::fprintf(stderr, "kind %s not verified\n", k.name);
+    BENCH_CHECK(s.verified);
+    BENCH_CHECK(s.events == w.events && s.wall_ns > 0);
+    const bool latency = k.kind == hb::Kind::latency || k.kind == hb::Kind::round_trip;
+    BENCH_CHECK(latency == (s.latency_p50_ns > 0));
+    BENCH_CHECK(!latency || s.latency_p50_ns <= s.latency_p99_ns);
+  }
+}
+
+void kinds_through_channels(hb::Context& ctx) {
+  hb::Workload w = workload(20000 / kScale);
+  every_kind<Channel<hb::Event<8>>>(ctx, w);
+  every_kind<Channel<hb::Event<1>, Primitive::hybrid>>(ctx, w);
+  every_kind<hb::PerEvent<Channel<hb::Event<24>, Primitive::condvar>>>(ctx, w);
+  every_kind<Channel<hb::Event<12>, Primitive::pause_spin>, hb::StackOffset<4096>>(ctx, w);
+  // Stage Two: work on both sides and a consumer working set, and a ring that does not divide
+  // the event count.
+  w.producer_ns = 40;
+  w.consumer_ns = 15;
+  w.consumer_bytes = 1 << 16;
+  w.pace_ns = 200;
+  w.ring_bytes = 1000;
+  every_kind<Channel<hb::Event<24>, Primitive::spinlock>>(ctx, w);
+}
+
+enum class Fault { none, drop, duplicate, swap, tear };
+
+// The real channel with one fault injected at event 100 on the consumer side.
+template <class Ch, Fault F, bool Bulk>
+class Faulty : public hb::ChannelContender<Ch> {
+  using Base = hb::ChannelContender<Ch>;
+
+ public:
+  using Event = typename Base::Event;
+  static constexpr bool kBulk = Bulk;
+
+  bool pop(Event& ev) {
+    if (pending_) {
+      ev = held_;
+      pending_ = false;
+      return true;
+    }
+    if (!Base::pop(ev)) return false;
+    if (ev.seq != 100) return true;
+    if constexpr (F == Fault::drop) {
+      return Base::pop(ev);
+    } else if constexpr (F == Fault::duplicate) {
+      held_ = ev;
+      pending_ = true;
+    } else if constexpr (F == Fault::swap) {
+      held_ = ev;
+      pending_ = Base::pop(ev);
+    } else if constexpr (F == Fault::tear) {
+      ev.payload[0] ^= 1;
+    }
+    return true;
+  }
+
+  // Bulk: the faulty event is dropped from its run.
+  template <class F2>
+  std::size_t consume(F2&& f) {
+    return Base::consume([&f](const Event* events, std::size_t n) {
+      std::vector<Event> run(events, events + n);
+      for (std::size_t i = 0; i < run.size(); ++i) {
+        if (run[i].seq == 100) run.erase(run.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      f(static_cast<const Event*>(run.data()), run.size());
+    });
+  }
+
+ private:
+  Event held_{};
+  bool pending_ = false;
+};
+
+void wrong_answers_are_reported(hb::Context& ctx) {
+  using Ch = Channel<hb::Event<16>>;
+  const hb::Workload w = workload(5000);
+  BENCH_CHECK((hb::run_throughput<Faulty<Ch, Fault::none, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::duplicate, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::swap, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, true>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_latency<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
+  BENCH_CHECK(!(hb::run_round_trip<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
+}
+
+// One persistent consumer thread for every sample; pins undone on both threads afterwards.
+void threads_and_pinning(hb::Context& ctx) {
+  const std::vector<int> cpus = allowed_cpus();
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  sched_getaffinity(0, sizeof(before), &before);
+  hb::Workload w = workload(10000 / kScale);
+  w.producer_cpu = cpus.front();
+  w.consumer_cpu = cpus.back();
+  const hb::Sample a = hb::run_throughput<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx);
+  const hb::Sample b = hb::run_round_trip<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx);
+  BENCH_CHECK(a.verified && b.verified);
+  BENCH_CHECK(a.consumer_tid != 0 && a.consumer_tid == b.consumer_tid);
+  BENCH_CHECK(a.consumer_tid != hb::current_tid());
+  BENCH_CHECK(same_mask(0, before));
+  BENCH_CHECK(same_mask(static_cast<pid_t>(a.consumer_tid), before));
+  // Both threads on one CPU: the hand-off test's placement.
+  w.consumer_cpu = w.producer_cpu;
+  w.events = 200;
+  BENCH_CHECK((hb::run_round_trip<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx).verified));
+  BENCH_CHECK(same_mask(0, before));
+  BENCH_CHECK(a.producer.migrations >= -1 && a.consumer.nivcsw >= 0 && a.consumer.nvcsw >= 0);
+}
+
+}  // namespace
+
+int main() {
+  events_and_checksums();
+  calibration();
+  hb::Context ctx{hb::calibrate(3, 1u << 16), {}};
+  kinds_through_channels(ctx);
+  wrong_answers_are_reported(ctx);
+  threads_and_pinning(ctx);
+  std::puts("harness: ok");
+  return 0;
+}
