@@ -20,7 +20,9 @@ from typing import NoReturn
 
 from hspc_gen import __version__
 from hspc_gen.errors import UserError
+from hspc_gen.host import describe, read_host
 from hspc_gen.model import Effort
+from hspc_gen.pipeline import Options, run
 from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
@@ -81,8 +83,6 @@ def host_parser() -> argparse.ArgumentParser:
 
 
 def _host_command(argv: Sequence[str]) -> int:
-    from hspc_gen.host import describe, read_host
-
     args = host_parser().parse_args(argv)
     host = read_host(args.sysfs_root)
     print(json.dumps(host.to_json(), indent=2, sort_keys=True) if args.json else describe(host))
@@ -90,8 +90,6 @@ def _host_command(argv: Sequence[str]) -> int:
 
 
 def _main_command(argv: Sequence[str]) -> int:
-    from hspc_gen.pipeline import Options, run
-
     args = main_parser().parse_args(argv)
     options = Options(
         target=args.target,

@@ -76,9 +76,8 @@ def estimated_params(target: Target, host: Host, overrides: tuple[str, ...]) -> 
 
 def run(options: Options) -> int:
     started = time.monotonic()
-    target = load_target(options.target)
-    if options.budget is not None:
-        target = target.with_budget(options.budget)
+    budget = None if options.budget is None else {"budget": f"{options.budget}s"}
+    target = load_target(options.target, overrides=budget)
     host = read_host()
     point = estimated_params(target, host, options.overrides)
     if options.effort is not Effort.estimate:

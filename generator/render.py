@@ -7,6 +7,7 @@ same inputs give the same bytes (sorted includes, no timestamps, no absolute pat
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -109,17 +110,78 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        autoescape=False,  # noqa: S701 -- C++ source, not HTML
+        autoescape=False,
     )
 
 
 def render_header(spec: HeaderSpec) -> str:
     """The self-contained `<name>_channel.hpp` for one parameter point."""
     runtime = runtime_source()
-    return environment().get_template("channel.hpp.j2").render(
-        spec=spec,
-        params=spec.params,
-        version=__version__,
-        includes=runtime.system_includes,
-        runtime_body=runtime.body,
+    return (
+        environment()
+        .get_template("channel.hpp.j2")
+        .render(
+            spec=spec,
+            params=spec.params,
+            version=__version__,
+            includes=runtime.system_includes,
+            runtime_body=runtime.body,
+        )
     )
+
+
+@dataclass(frozen=True)
+class BenchVariant:
+    id: str
+    params: ChannelParams
+
+
+def _runtime_headers() -> dict[str, str]:
+    """Every runtime and harness header, by its include path (hspc/..., bench/...)."""
+    root = resources.files("hspc_gen.runtime")
+    files: dict[str, str] = {}
+    for folder in ("hspc", "bench"):
+        for entry in root.joinpath(folder).iterdir():
+            if entry.name.endswith(".hpp"):
+                files[f"{folder}/{entry.name}"] = entry.read_text(encoding="utf-8")
+    return files
+
+
+def render_bench_files(
+    variants: tuple[BenchVariant, ...], event_bytes: int, spin_ns: int
+) -> dict[str, str]:
+    """The Meson project of one batch's benchmark binary: relative path -> text.
+
+    One translation unit per distinct compile-time point (`v_<id>.cpp`; candidates that differ
+    only in their CPUs share one, as placement is a run-time choice), the variant table in
+    `main.cpp`, and copies of the runtime and harness headers under `include/`, so the project
+    stands alone.
+    """
+    env = environment()
+    table = tuple(sorted(variants, key=lambda v: v.id))
+    units = {compiled_id(v): v.params.replace(producer_cpu=-1, consumer_cpu=-1) for v in table}
+    compiled = tuple(BenchVariant(cid, units[cid]) for cid in sorted(units))
+    files = {f"include/{path}": text for path, text in _runtime_headers().items()}
+    common = {"version": __version__, "event_bytes": event_bytes, "spin_ns": spin_ns}
+    files["meson.build"] = env.get_template("bench/meson.build.j2").render(
+        variant_sources=[bench_source(v.id) for v in compiled], **common
+    )
+    files["main.cpp"] = env.get_template("bench/main.cpp.j2").render(
+        variants=table, compiled=compiled, compiled_id=compiled_id, **common
+    )
+    for unit in compiled:
+        files[bench_source(unit.id)] = env.get_template("bench/variant.cpp.j2").render(
+            variant=unit, **common
+        )
+    return files
+
+
+def compiled_id(variant: BenchVariant) -> str:
+    """The translation unit a variant runs in: its id with the CPUs left out."""
+    unpinned = variant.params.replace(producer_cpu=-1, consumer_cpu=-1)
+    digest = hashlib.sha1(repr(sorted(unpinned.as_dict().items())).encode(), usedforsecurity=False)
+    return "u" + digest.hexdigest()[:10]
+
+
+def bench_source(unit_id: str) -> str:
+    return f"v_{unit_id}.cpp"

@@ -21,10 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal, TypeVar
 
-from hspc_gen.errors import UserError
-from hspc_gen.model import Objective, PinThreads, Primitive
-from hspc_gen.units import describe_input, duration_field, format_size, parse_size, size_field
-from hspc_gen.yaml_source import LocatedError, did_you_mean, load_yaml_mapping, validate
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -35,6 +31,11 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import Objective, PinThreads, Primitive
+from hspc_gen.units import describe_input, duration_field, format_size, parse_size, size_field
+from hspc_gen.yaml_source import LocatedError, did_you_mean, load_yaml_mapping, validate
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "app.schema.json"
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from hspc_gen.errors import UserError
-from hspc_gen.units import describe_input
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
+
+from hspc_gen.errors import UserError
+from hspc_gen.units import describe_input
 
 Loc = tuple[str | int, ...]
 """A path into the document: ("constraints", "primitives", 2) is constraints.primitives[2]."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from hspc_gen.model import Objective
 from hspc_gen.search import stats
 from hspc_gen.search.decide import SamplesByArm, metric_for, noise_floor, pick_winner

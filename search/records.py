@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 import numpy as np
+
 from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive
 
 

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from hspc_gen.search.records import Sample
 from scipy import stats as scipy_stats
+
+from hspc_gen.search.records import Sample
 
 # --- Statistics policy (Google Benchmark style: named, documented, in one place) -----------------
 MIN_ROUNDS = 6

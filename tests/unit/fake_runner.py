@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
+
 from hspc_gen.model import PinThreads, Primitive
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status
 from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space

@@ -6,6 +6,7 @@ import math
 import random
 
 from fake_runner import Cost, Simulated
+
 from hspc_gen.model import ChannelParams, Objective, Primitive
 from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision, pick_winner, tie_key

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from hspc_gen.emit import json_text, write_atomic
 
 

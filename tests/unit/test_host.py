@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from hspc_gen.errors import UserError
 from hspc_gen.host import Cache, Host, compiler_version, describe, read_host
 from hspc_gen.host_sysfs import format_cpu_list, parse_cpu_list, read_allowed, read_cpu_quota

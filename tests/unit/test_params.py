@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.params import apply, check, parse_overrides

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fake_runner as fr
+
 from hspc_gen.model import ChannelParams, Objective, Primitive
 from hspc_gen.search import stats
 from hspc_gen.search.racing import RaceSettings, evaluate_batch, losers, race

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from hspc_gen import target
 from hspc_gen.model import Objective, PinThreads, Primitive
 from hspc_gen.target import SCHEMA_PATH, Target, schema_text

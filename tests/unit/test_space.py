@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.search.space import (

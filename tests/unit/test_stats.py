@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 from fake_runner import Cost, Simulated
+
 from hspc_gen.search import stats
 from hspc_gen.search.records import Sample
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import fake_runner as fr
 import pytest
+
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.search.records import (
     Candidate,

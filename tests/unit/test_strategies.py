@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 import fake_runner as fr
 import pytest
+
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.search import stats

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel, ValidationError
+
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive
 from hspc_gen.target import Event, Target, Workload, default_align, load_target, main
-from pydantic import BaseModel, ValidationError
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"

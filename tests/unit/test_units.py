@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hspc_gen.units import (
     describe_input,
     format_duration,

@@ -28,6 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
 
 import fake_runner as fr
+
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.search.records import Candidate, Record, RecordKey, Sample, Status, aa_arm
 from hspc_gen.search.records import candidate_id as cid

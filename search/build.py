@@ -1,0 +1,126 @@
+"""The build stage: a rendered Meson project -> one benchmark executable, or a recorded failure.
+
+All candidates of a batch go into one binary, one translation unit each, so Ninja compiles them on
+every core and a candidate that does not compile is found by its object file: it is recorded as
+`compile_error` and the binary is linked again without it. The build never raises for a compiler's
+complaint; it raises only for bugs (a missing Meson or Ninja is a set-up error).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hspc_gen.errors import UserError
+from hspc_gen.search.records import Status
+
+# The Meson options every benchmark build uses; part of each record's key, so a change of flags
+# makes older measurements stale. Compiler flags themselves live in the rendered meson.build.
+MESON_OPTIONS: tuple[str, ...] = ("--buildtype=release", "-Db_ndebug=true", "-Dwarning_level=2")
+BUILD_TIMEOUT_SECONDS = 900
+EXECUTABLE = "hspc_bench"
+_FAILED_OBJECT = re.compile(r"^FAILED: .*?(v_\w+)\.cpp\.o", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Project:
+    """Rendered sources: relative path -> text. `variants` maps candidate id -> its source file."""
+
+    files: Mapping[str, str]
+    variants: Mapping[str, str]
+
+    @property
+    def source_hash(self) -> str:
+        digest = hashlib.sha256()
+        for path in sorted(self.files):
+            digest.update(path.encode() + b"\0" + self.files[path].encode() + b"\0")
+        digest.update(" ".join(MESON_OPTIONS).encode())
+        return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    status: Status
+    executable: Path | None
+    source_hash: str
+    failed: Mapping[str, str] = field(default_factory=dict)  # candidate id -> compiler output
+    log: str = ""
+
+
+def tool(name: str) -> str:
+    """Meson and Ninja from our own environment first (the PyPI wheels), then PATH."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    if found is None:
+        raise UserError(f"{name} is not installed; run ./dev setup")
+    return found
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _run(argv: Sequence[str], cwd: Path | None = None) -> tuple[int, str]:
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=_environment(),
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as err:
+        return -1, f"timed out after {err.timeout} s: {' '.join(argv)}"
+    return done.returncode, done.stdout + done.stderr
+
+
+def _write_project(project: Project, source_dir: Path) -> None:
+    for relative, text in project.files.items():
+        path = source_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
+def _compile(project: Project, root: Path) -> tuple[int, str, Path]:
+    source_dir, build_dir = root / "src", root / "build"
+    _write_project(project, source_dir)
+    log = ""
+    if not (build_dir / "build.ninja").exists():
+        code, log = _run([tool("meson"), "setup", *MESON_OPTIONS, str(build_dir), str(source_dir)])
+        if code != 0:
+            return code, log, build_dir / EXECUTABLE
+    code, out = _run([tool("ninja"), "-C", str(build_dir), "-k", "0", "-j", str(os.cpu_count())])
+    return code, log + out, build_dir / EXECUTABLE
+
+
+def build(
+    render: Callable[[Sequence[str]], Project], candidate_ids: Sequence[str], cache_dir: Path
+) -> BuildResult:
+    """Build the batch; candidates whose translation unit fails are dropped and reported.
+
+    `render(ids)` renders the project for a subset of the candidates, so the binary can be linked
+    again without the ones that failed. Builds are cached by source hash under `cache_dir`.
+    """
+    project = render(candidate_ids)
+    code, log, executable = _compile(project, cache_dir / project.source_hash)
+    if code == 0:
+        return BuildResult(Status.ok, executable, project.source_hash, log=log)
+    broken = {m.group(1) for m in _FAILED_OBJECT.finditer(log)}
+    failed = {cid: log for cid, src in project.variants.items() if Path(src).stem in broken}
+    survivors = [cid for cid in candidate_ids if cid not in failed]
+    if not failed or not survivors:
+        return BuildResult(Status.compile_error, None, project.source_hash, failed, log)
+    rest = build(render, survivors, cache_dir)
+    return BuildResult(rest.status, rest.executable, rest.source_hash, {**failed, **rest.failed})

@@ -1,0 +1,276 @@
+"""The search loop: strategy -> render -> build -> (cached) run -> race -> decide, batch by batch.
+
+`tune` is wired by the pipeline. Its collaborators come in as values so tests can swap the build
+and the run for replays: a `Toolchain` turns a batch into a runner (the real one renders, builds
+and runs the benchmark binary), and every plan goes through the record store first, so a re-run
+with the same inputs measures nothing and an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from hspc_gen.model import ChannelParams, Effort, Objective
+from hspc_gen.search.racing import Evaluation, RaceSettings, evaluate_batch
+from hspc_gen.search.records import (
+    Plan,
+    RecordKey,
+    RunResult,
+    Sample,
+    Status,
+    Workload,
+    make_plan,
+    records_from_run,
+)
+from hspc_gen.search.space import Space
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies import registry
+from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
+
+STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
+STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
+CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search's rounds
+PROBE_EVENTS = 200_000
+SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
+MIN_EVENTS, MAX_EVENTS = 10_000, 50_000_000
+CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
+CONFIRM_TOP = 3
+
+Runner = Callable[[Plan], RunResult]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch made ready to run: the record key of its sources and a lazy real runner."""
+
+    key: RecordKey
+    run: Runner  # builds on first use; a failed build answers every plan with compile_error
+
+
+Toolchain = Callable[[Batch, Workload, tuple[str, ...]], Prepared]
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    strategy: str
+    workload: Workload
+    baselines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Settings:
+    objective: Objective
+    effort: Effort
+    seed: int
+    deadline: float  # time.monotonic() at which the budget runs out
+    oversubscribed: bool
+    stages: tuple[StageSpec, ...]
+
+
+@dataclass
+class Progress:
+    """What a progress line shows; `show` is called between chunks only, never during one."""
+
+    show: Callable[[str], None] = lambda _line: None
+    measured_plans: int = 0
+    cached_plans: int = 0
+
+
+@dataclass(frozen=True)
+class Machinery:
+    """The search's ties to the world: where records go, how batches build, who is watching."""
+
+    store: RecordStore
+    toolchain: Toolchain
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class Outcome:
+    winner: ChannelParams
+    history: tuple[StepResult, ...]
+    evaluations: tuple[Evaluation, ...]
+    budget_exhausted: bool
+    measured_plans: int
+    cached_plans: int
+    failures: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (candidate id, status)
+
+
+class CachedRunner:
+    """Answers a plan from the store when every (arm, round) of it is there; else runs it and
+    appends what it measured. Past the deadline it runs nothing and answers `skipped`."""
+
+    def __init__(
+        self, store: RecordStore, prepared: Prepared, deadline: float, progress: Progress
+    ) -> None:
+        self.store, self.prepared, self.deadline, self.progress = (
+            store,
+            prepared,
+            deadline,
+            progress,
+        )
+
+    def _cached(self, plan: Plan) -> RunResult | None:
+        samples: list[Sample] = []
+        statuses: dict[str, Status] = {}
+        for arm in {a for rnd in plan.order for a in rnd}:
+            records = [
+                r
+                for r in self.store.lookup(self.prepared.key, arm)
+                if r.seed == plan.seed and r.events_per_sample == plan.events_per_sample
+            ]
+            found = {
+                s.round: s for r in records for s in r.samples if s.round in plan.round_numbers()
+            }
+            failed = [r.status for r in records if r.status is not Status.ok]
+            if failed:
+                statuses[arm] = failed[-1]
+            elif any(
+                arm in rnd and (plan.first_round + i) not in found
+                for i, rnd in enumerate(plan.order)
+            ):
+                return None
+            samples.extend(found.values())
+        return RunResult(
+            Status.ok, tuple(sorted(samples, key=lambda s: (s.round, s.arm))), "", statuses
+        )
+
+    def __call__(self, plan: Plan) -> RunResult:
+        cached = self._cached(plan)
+        if cached is not None:
+            self.progress.cached_plans += 1
+            return cached
+        if time.monotonic() >= self.deadline:
+            return RunResult(Status.skipped, (), "the budget ran out before this plan")
+        result = self.prepared.run(plan)
+        self.progress.measured_plans += 1
+        if result.status in (Status.ok, Status.wrong_answer) or result.arm_status:
+            self.store.extend(records_from_run(self.prepared.key, plan, result))
+        return result
+
+
+def events_per_sample(machinery: Machinery, prepared: Prepared, batch: Batch, seed: int) -> int:
+    """Events for one sample to last about SAMPLE_SECONDS: the median of a few probes of the
+    incumbent. The probe is recorded like any plan, so a re-run sizes samples identically."""
+    probe = make_plan(
+        batch.candidates,
+        incumbent=batch.incumbent.id,
+        baselines=(),
+        rounds=3,
+        events_per_sample=PROBE_EVENTS,
+        seed=seed,
+        first_round=CALIBRATION_ROUND,
+        live=(),
+    )
+    runner = CachedRunner(machinery.store, prepared, float("inf"), machinery.progress)
+    result = runner(probe)
+    walls = sorted(s.wall_ns for s in result.samples if s.arm == batch.incumbent.id)
+    if not walls:
+        return PROBE_EVENTS
+    ns_per_event = walls[len(walls) // 2] / PROBE_EVENTS
+    return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
+
+
+def _evaluate(
+    batch: Batch, stage: StageSpec, settings: Settings, machinery: Machinery
+) -> Evaluation:
+    prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
+    events = events_per_sample(machinery, prepared, batch, settings.seed)
+    race = RaceSettings(
+        rounds=batch.rounds,
+        events_per_sample=events,
+        seed=settings.seed,
+        objective=settings.objective,
+        baselines=stage.baselines,
+    )
+    runner = CachedRunner(machinery.store, prepared, settings.deadline, machinery.progress)
+    return evaluate_batch(batch, runner, settings=race, oversubscribed=settings.oversubscribed)
+
+
+def _announce(progress: Progress, batch: Batch, best: ChannelParams, deadline: float) -> None:
+    left = max(0.0, deadline - time.monotonic())
+    progress.show(
+        f"stage {batch.stage} · {batch.step} · {len(batch.candidates)} candidates · "
+        f"best {best.primitive} {best.buffers}x{best.buffer_bytes} B pad {best.padding_bytes} · "
+        f"{left:.0f} s left"
+    )
+
+
+def tune(
+    space: Space,
+    start: ChannelParams,
+    settings: Settings,
+    machinery: Machinery,
+    on_improve: Callable[[ChannelParams], None] = lambda _p: None,
+) -> Outcome:
+    """Run every stage's strategy from the best point so far, within the deadline."""
+    best = start
+    history: list[StepResult] = []
+    evaluations: list[Evaluation] = []
+    exhausted = False
+    for stage in settings.stages:
+        strategy = registry.create(stage.strategy, space, best, settings.effort)
+        stage_history: list[StepResult] = []
+        while (batch := strategy.propose(stage_history)) is not None:
+            if time.monotonic() >= settings.deadline:
+                exhausted = True
+                break
+            _announce(machinery.progress, batch, best, settings.deadline)
+            evaluation = _evaluate(batch, stage, settings, machinery)
+            stage_history.append(evaluation.step)
+            evaluations.append(evaluation)
+            winner = evaluation.step.winner()
+            if winner is not None and winner != best:
+                best = winner
+                on_improve(best)
+        history.extend(stage_history)
+    return Outcome(
+        winner=best,
+        history=tuple(history),
+        evaluations=tuple(evaluations),
+        budget_exhausted=exhausted,
+        measured_plans=machinery.progress.measured_plans,
+        cached_plans=machinery.progress.cached_plans,
+        failures=_failures(evaluations),
+    )
+
+
+def _failures(evaluations: Sequence[Evaluation]) -> tuple[tuple[str, str], ...]:
+    found = {
+        (arm, str(status))
+        for e in evaluations
+        for arm, status in e.race.arm_status.items()
+        if status is not Status.ok
+    }
+    return tuple(sorted(found))
+
+
+def confirmation_batch(outcome: Outcome, effort: Effort) -> Batch:
+    """The winner and the runners-up of the last decision, for a fresh process to re-measure:
+    selection used screening data, so the reported numbers must not (the winner's curse)."""
+    final = outcome.history[-1] if outcome.history else None
+    contenders = [outcome.winner]
+    if final is not None:
+        for arm in final.decision.ranking:
+            params = final.batch.params_of(arm)
+            if params not in contenders and len(contenders) < CONFIRM_TOP:
+                contenders.append(params)
+    return make_batch("confirm", "confirm", contenders, outcome.winner, CONFIRM_ROUNDS[effort])
+
+
+def confirm(
+    outcome: Outcome, stage: StageSpec, settings: Settings, machinery: Machinery
+) -> Evaluation:
+    batch = confirmation_batch(outcome, settings.effort)
+    machinery.progress.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
+    fresh = Settings(
+        settings.objective,
+        settings.effort,
+        settings.seed + 1,
+        float("inf"),  # the anytime header is written; the confirmation always finishes
+        settings.oversubscribed,
+        settings.stages,
+    )
+    return _evaluate(batch, stage, fresh, machinery)
