@@ -125,7 +125,8 @@ void runs_in_plan_order() {
     BENCH_CHECK(run.real_accumulated_time > 0);
     for (const char* counter :
          {"cpu_ns_per_event", "cpu_ns_producer", "cpu_ns_consumer", "nivcsw_producer",
-          "nivcsw_consumer", "migrations", "verified", "items_per_second", "events"}) {
+          "nivcsw_consumer", "migrations", "migrations_producer", "migrations_consumer", "verified",
+          "items_per_second", "events"}) {
       BENCH_CHECK(run.counters.count(counter) == 1);
     }
     BENCH_CHECK(run.counters.at("verified").value == 1.0);

@@ -95,7 +95,8 @@ namespace detail {
 struct Totals {
   std::uint64_t samples = 0, events = 0, unverified = 0, latency_samples = 0;
   double cpu_producer = 0, cpu_consumer = 0, nivcsw_p = 0, nivcsw_c = 0, nvcsw_p = 0, nvcsw_c = 0,
-         migrations = 0, p50 = 0, p99 = 0;
+         migrations_p = 0, migrations_c = 0, p50 = 0, p99 = 0;
+  bool migrations_known = true;
 
   void add(const Sample& s) {
     ++samples;
@@ -107,8 +108,9 @@ struct Totals {
     nivcsw_c += static_cast<double>(s.consumer.nivcsw);
     nvcsw_p += static_cast<double>(s.producer.nvcsw);
     nvcsw_c += static_cast<double>(s.consumer.nvcsw);
-    const bool known = s.producer.migrations >= 0 && s.consumer.migrations >= 0;
-    migrations += known ? static_cast<double>(s.producer.migrations + s.consumer.migrations) : -1;
+    migrations_known = migrations_known && s.producer.migrations >= 0 && s.consumer.migrations >= 0;
+    migrations_p += static_cast<double>(s.producer.migrations);
+    migrations_c += static_cast<double>(s.consumer.migrations);
     if (s.latency_p50_ns >= 0) {
       ++latency_samples;
       p50 += s.latency_p50_ns;
@@ -129,7 +131,11 @@ struct Totals {
     st.counters["nivcsw_consumer"] = Counter(nivcsw_c / n);
     st.counters["nvcsw_producer"] = Counter(nvcsw_p / n);
     st.counters["nvcsw_consumer"] = Counter(nvcsw_c / n);
-    st.counters["migrations"] = Counter(migrations / n);
+    // -1: the kernel does not expose se.nr_migrations.
+    st.counters["migrations_producer"] = Counter(migrations_known ? migrations_p / n : -1.0);
+    st.counters["migrations_consumer"] = Counter(migrations_known ? migrations_c / n : -1.0);
+    st.counters["migrations"] =
+        Counter(migrations_known ? (migrations_p + migrations_c) / n : -1.0);
     st.counters["verified"] = Counter(unverified == 0 ? 1.0 : 0.0);
     if (latency_samples > 0) {
       st.counters["latency_p50_ns"] = Counter(p50 / static_cast<double>(latency_samples));
