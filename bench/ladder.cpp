@@ -109,5 +109,5 @@ int main(int argc, char** argv) {
   primitive<Primitive::hybrid>(r, at);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return 0;
+  return session.wrong_answers() == 0 ? 0 : 1;  // a wrong answer fails the run, too
 }

@@ -71,5 +71,5 @@ int main(int argc, char** argv) {
   hspc_programs::register_tuned(r, at, kEvents, kRoundTrips);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  return 0;
+  return session.wrong_answers() == 0 ? 0 : 1;  // a wrong answer fails the run, too
 }

@@ -83,10 +83,14 @@ class Session {
   }
   Context& context() noexcept { return ctx_; }
   Watchdog& watchdog() noexcept { return watchdog_; }
+  // Samples that failed verification so far; the developer programs exit 1 if any did.
+  std::uint64_t wrong_answers() const noexcept { return wrong_answers_; }
+  void count_wrong_answer() noexcept { ++wrong_answers_; }
 
  private:
   Context ctx_;
   Watchdog watchdog_;
+  std::uint64_t wrong_answers_ = 0;
 };
 
 namespace detail {
@@ -159,6 +163,7 @@ inline benchmark::internal::Benchmark* register_sample(
       st.SetIterationTime(static_cast<double>(s.wall_ns) * 1e-9);
       totals.add(s);
       if (!s.verified) {
+        session.count_wrong_answer();
         std::fprintf(stderr,
                      "hspc_bench: %s: WRONG ANSWER (events lost, repeated, reordered or "
                      "torn)\n",
