@@ -1,0 +1,256 @@
+// BasicChannel's contract where it can be checked deterministically: the block layout, the
+// visibility rules of flush and close, slot hand-back, try_push/try_pop edges, pop_for timeouts,
+// emplace of aggregates, the instrumentation counters, pinning and the stack offset.
+#include "hspc/channel.hpp"
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using hspc::BasicChannel;
+using hspc::Primitive;
+
+// ---- layout ----
+
+struct Region {
+  std::size_t offset;
+  std::size_t bytes;
+};
+
+template <class Channel>
+void check_layout() {
+  using L = typename Channel::Layout;
+  using T = typename Channel::value_type;
+  constexpr std::size_t pad = Channel::kPaddingBytes;
+  std::vector<Region> regions = {
+      {L::kProducerShared, sizeof(hspc::detail::ProducerShared)},
+      {L::kConsumerShared, sizeof(hspc::detail::ConsumerShared)},
+      {L::kProducerCursor, sizeof(hspc::detail::ProducerCursor<T>)},
+      {L::kConsumerCursor, sizeof(hspc::detail::ConsumerCursor<T>)},
+      {L::kDataReady, sizeof(typename Channel::Waiter)},
+      {L::kSpaceReady, sizeof(typename Channel::Waiter)},
+  };
+  for (std::size_t i = 0; i < Channel::kBuffers; ++i) {
+    regions.push_back({L::kFirstSlot + i * L::kSlotStride, L::kSlotBytes});
+  }
+  HSPC_CHECK(regions.front().offset >= pad, "no leading gap");
+  for (std::size_t i = 1; i < regions.size(); ++i) {
+    const Region& before = regions[i - 1];
+    const Region& at = regions[i];
+    HSPC_CHECK(at.offset >= before.offset + before.bytes + pad, "padding %zu: region %zu too close",
+               pad, i);
+    if (pad >= 64) HSPC_CHECK(at.offset % 64 == 0, "padding %zu: region %zu off its line", pad, i);
+  }
+  HSPC_CHECK(regions.back().offset + regions.back().bytes + pad <= L::kBytes, "block too small");
+  HSPC_CHECK(L::kBytes % 64 == 0 && L::kAlign % alignof(T) == 0, "block alignment");
+  HSPC_CHECK(L::kSlotEvents % alignof(T) == 0 && L::kSlotStride % alignof(T) == 0, "event align");
+  if constexpr (pad == 0) {
+    // Packed really means packed: tail directly after head and closed.
+    HSPC_CHECK(L::kConsumerShared == sizeof(hspc::detail::ProducerShared), "padding 0 not packed");
+    HSPC_CHECK(L::kSlotStride == L::kSlotBytes, "padding 0: slots not adjacent");
+  }
+}
+
+void layouts() {
+  using Wide = hspc_test::Event<64, 64>;
+  check_layout<BasicChannel<std::uint64_t, Primitive::condvar, 3, 64, 0>>();
+  check_layout<BasicChannel<std::uint64_t, Primitive::futex, 8, 1024, 64>>();
+  check_layout<BasicChannel<hspc_test::Event<24>, Primitive::spinlock, 2, 1000, 128>>();
+  check_layout<BasicChannel<Wide, Primitive::hybrid, 64, 64, 512>>();
+  check_layout<BasicChannel<Wide, Primitive::mutex, 2, 4096, 0>>();
+  static_assert(BasicChannel<std::uint64_t, Primitive::futex, 2, 64, 0>::kEventsPerBuffer == 8);
+  static_assert(
+      BasicChannel<hspc_test::Event<24>, Primitive::futex, 2, 1024, 0>::kEventsPerBuffer == 42);
+  // An event larger than a buffer still gets one slot of its own.
+  static_assert(BasicChannel<hspc_test::Event<128>, Primitive::futex, 2, 64, 0>::kEventsPerBuffer ==
+                1);
+}
+
+// ---- single-thread semantics (one thread may play both roles with the non-blocking calls) ----
+
+template <Primitive P>
+void visibility_and_slots() {
+  BasicChannel<std::uint64_t, P, 3, 64, 64> ch;  // 3 slots of 8 events
+  std::uint64_t next_in = 0;
+  std::uint64_t next_out = 0;
+  std::uint64_t v = 0;
+  const auto expect_pop = [&] {
+    HSPC_CHECK(ch.try_pop(v) && v == next_out, "%s: expected %llu", hspc::primitive_name(P),
+               static_cast<unsigned long long>(next_out));
+    ++next_out;
+  };
+  HSPC_CHECK(!ch.try_pop(v) && !ch.done(), "new channel");
+  for (int i = 0; i < 5; ++i) ch.push(next_in++);
+  HSPC_CHECK(!ch.try_pop(v), "unflushed events must not be visible");
+  ch.flush();
+  ch.flush();  // nothing left: must not publish an empty slot
+  for (int i = 0; i < 5; ++i) expect_pop();
+  HSPC_CHECK(!ch.try_pop(v), "only 5 were pushed");
+
+  int accepted = 0;
+  while (ch.try_push(next_in)) ++next_in, ++accepted;
+  HSPC_CHECK(accepted == 24, "%s: %d accepted into 3 free slots of 8", hspc::primitive_name(P),
+             accepted);
+  expect_pop();  // the consumer now holds the next slot, partly read: not free yet
+  HSPC_CHECK(!ch.try_push(next_in), "a partly read slot was handed back");
+  const std::size_t rest = ch.consume([&](const std::uint64_t* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) HSPC_CHECK(data[i] == next_out + i, "consume order");
+  });
+  HSPC_CHECK(rest == 7, "consume delivered %zu, the rest of the slot is 7", rest);
+  next_out += rest;
+  for (int i = 0; i < 8; ++i) HSPC_CHECK(ch.try_push(next_in++), "slot not handed back");
+  HSPC_CHECK(!ch.try_push(next_in), "all full again");
+
+  for (int i = 0; i < 24; ++i) expect_pop();  // the three full slots, in ring order
+  HSPC_CHECK(!ch.try_pop(v) && !ch.done(), "drained but open");
+
+  for (int i = 0; i < 3; ++i) ch.push(next_in++);
+  ch.close();  // publishes the 3 unflushed events, then ends the stream
+  HSPC_CHECK(!ch.done(), "3 events still undelivered");
+  expect_pop();
+  HSPC_CHECK(ch.pop(v) && v == next_out++, "pop after close, events left");
+  HSPC_CHECK(ch.pop_for(v, std::chrono::seconds(1)) && v == next_out++, "pop_for after close");
+  HSPC_CHECK(ch.done() && !ch.pop(v) && !ch.try_pop(v), "end of stream");
+  HSPC_CHECK(ch.consume([](const std::uint64_t*, std::size_t) {}) == 0, "consume at the end");
+  HSPC_CHECK(next_in == next_out, "every event exactly once");
+  HSPC_CHECK(ch.producer_waits() == 0, "the producer never had to wait");
+}
+
+// pop_for on an empty channel times out with every primitive and duration type, each timeout is
+// counted as a consumer wait, and the channel works afterwards.
+template <Primitive P>
+void timeouts() {
+  BasicChannel<std::uint64_t, P, 2, 64, 128> ch;
+  std::uint64_t v = 0;
+  HSPC_CHECK(!ch.pop_for(v, std::chrono::milliseconds(2)), "%s: 2 ms", hspc::primitive_name(P));
+  HSPC_CHECK(!ch.pop_for(v, std::chrono::nanoseconds(1)), "1 ns");
+  HSPC_CHECK(!ch.pop_for(v, std::chrono::seconds(-1)), "negative");
+  HSPC_CHECK(!ch.pop_for(v, std::chrono::duration<double>(1e-4)), "double seconds");
+  HSPC_CHECK(ch.consumer_waits() == 4, "%llu waits counted",
+             static_cast<unsigned long long>(ch.consumer_waits()));
+  ch.push(42);
+  ch.flush();
+  HSPC_CHECK(ch.pop_for(v, std::chrono::hours::max()) && v == 42, "data after timeouts");
+  HSPC_CHECK(ch.consumer_waits() == 4, "a ready pop_for is not a wait");
+}
+
+// emplace builds T(args...) or, for aggregates (no parenthesized aggregate init in C++17),
+// T{args...}.
+struct Pair {
+  int a;
+  int b;
+};
+struct Built {
+  Built() = default;
+  Built(int x, int y) : sum(x + y) {}
+  int sum;
+};
+
+void emplace_forms() {
+  BasicChannel<Pair, Primitive::futex, 2, 64, 0> pairs;
+  pairs.emplace(1, 2);
+  pairs.emplace(Pair{3, 4});
+  pairs.close();
+  Pair p{};
+  HSPC_CHECK(pairs.pop(p) && p.a == 1 && p.b == 2, "aggregate emplace");
+  HSPC_CHECK(pairs.pop(p) && p.a == 3 && p.b == 4, "copy emplace");
+  BasicChannel<Built, Primitive::condvar, 2, 64, 0> built;
+  built.emplace(5, 6);
+  built.flush();
+  Built b{};
+  HSPC_CHECK(built.try_pop(b) && b.sum == 11, "constructor emplace");
+}
+
+// The largest buffers: 2 x 16 MiB, pre-faulted, still one allocation that works.
+void largest_buffers() {
+  BasicChannel<std::uint64_t, Primitive::hybrid, 2, std::size_t{16} << 20, 512> ch;
+  static_assert(decltype(ch)::kEventsPerBuffer == std::size_t{2} << 20);
+  for (std::uint64_t i = 0; i < 1000; ++i) ch.push(i);
+  ch.close();
+  std::uint64_t sum = 0;
+  const std::size_t n = ch.consume([&](const std::uint64_t* data, std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) sum += data[i];
+  });
+  HSPC_CHECK(n == 1000 && sum == 999 * 1000 / 2 && ch.done(), "16 MiB buffers");
+}
+
+// Unconsumed events are simply dropped with the block (ASan checks nothing leaks).
+void destroy_with_events() {
+  BasicChannel<std::uint64_t, Primitive::condvar, 4, 256, 64> ch;
+  for (std::uint64_t i = 0; i < 70; ++i) ch.push(i);
+}
+
+// ---- affinity and stack offset ----
+
+template <std::size_t Offset>
+std::uintptr_t frame_under_offset() {
+  std::uintptr_t frame = 0;
+  hspc::run_with_stack_offset_bytes<Offset>([&] {
+    // The frame address, not a local's: ASan may move locals to a heap "fake stack".
+    frame = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
+  });
+  return frame;
+}
+
+void stack_offset() {
+  const std::uintptr_t base = frame_under_offset<0>();
+  const std::uintptr_t shifted_4k = frame_under_offset<4096>();
+  const std::uintptr_t shifted_64k = frame_under_offset<65536>();
+  HSPC_CHECK(base - shifted_4k >= 4096, "4096 offset moved the stack by %zu",
+             static_cast<std::size_t>(base - shifted_4k));
+  HSPC_CHECK(base - shifted_64k >= 65536, "65536 offset moved the stack by %zu",
+             static_cast<std::size_t>(base - shifted_64k));
+}
+
+void pinning() {
+  std::thread([] {
+    const int before = hspc::allowed_cpu_count();
+    HSPC_CHECK(before >= 1, "sched_getaffinity failed");
+    hspc::pin_current_thread(-1);
+    HSPC_CHECK(hspc::allowed_cpu_count() == before, "pin_current_thread(-1) changed the mask");
+    const int cpu = ::sched_getcpu();
+    hspc::pin_current_thread(cpu);
+    HSPC_CHECK(hspc::allowed_cpu_count() == 1, "pinning to CPU %d had no effect", cpu);
+    HSPC_CHECK(::sched_getcpu() == cpu, "running on CPU %d, pinned to %d", ::sched_getcpu(), cpu);
+    // A channel created by a thread that can use one CPU only never spins.
+    BasicChannel<std::uint64_t, Primitive::pause_spin, 2, 64, 64, 7000> ch;
+    HSPC_CHECK(ch.spin_budget() == 0, "spin budget %lld on one CPU",
+               static_cast<long long>(ch.spin_budget()));
+    HSPC_CHECK(hspc::spin_budget_ns(7000) == 0, "spin_budget_ns on one CPU");
+  }).join();
+  if (hspc::allowed_cpu_count() > 1) {
+    BasicChannel<std::uint64_t, Primitive::pause_spin, 2, 64, 64, 7000> ch;
+    HSPC_CHECK(ch.spin_budget() == 7000, "spin budget %lld",
+               static_cast<long long>(ch.spin_budget()));
+  }
+}
+
+template <Primitive... Ps>
+void for_primitives() {
+  (visibility_and_slots<Ps>(), ...);
+  (timeouts<Ps>(), ...);
+}
+
+}  // namespace
+
+int main() {
+  layouts();
+  for_primitives<Primitive::condvar, Primitive::mutex, Primitive::spinlock, Primitive::backoff_spin,
+                 Primitive::pause_spin, Primitive::futex, Primitive::hybrid>();
+  emplace_forms();
+  largest_buffers();
+  destroy_with_events();
+  stack_offset();
+  pinning();
+  std::puts("ok");
+  return 0;
+}
