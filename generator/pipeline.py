@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hspc_gen import estimate, params
 from hspc_gen.emit import json_text, write_atomic
-from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
-from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.render import HeaderSpec, Provenance, render_header
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
+from hspc_gen.search import session
+from hspc_gen.search.tune import Progress
 from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
@@ -60,7 +63,9 @@ def host_summary(host: Host) -> str:
     )
 
 
-def estimated_params(target: Target, host: Host, overrides: tuple[str, ...]) -> ChannelParams:
+def estimated_params(
+    target: Target, host: Host, fixed: Mapping[str, int | Primitive]
+) -> ChannelParams:
     point = estimate.estimate(
         host,
         event_bytes=target.event.size,
@@ -68,10 +73,41 @@ def estimated_params(target: Target, host: Host, overrides: tuple[str, ...]) -> 
         allowed=target.constraints.primitives,
         pin=target.constraints.pin_threads,
     )
-    fixed = params.parse_overrides(overrides)
     point = params.apply(point, fixed)
     params.check(point, host.allowed_cpus)
     return point
+
+
+@dataclass(frozen=True)
+class Writer:
+    """Writes the outputs, each atomically; the header first from the estimate, then better."""
+
+    destinations: Destinations
+    target: Target
+    host: Host
+    command: str
+
+    def header(self, point: ChannelParams, measured: tuple[str, ...] = ()) -> None:
+        provenance = Provenance(
+            self.command, self.host.fingerprint, host_summary(self.host), measured
+        )
+        spec = HeaderSpec(
+            name=self.target.name,
+            namespace=self.target.output.namespace,
+            params=point,
+            spin_ns=estimate.DEFAULT_SPIN_NS,
+            provenance=provenance,
+        )
+        write_atomic(self.destinations.header, render_header(spec))
+
+    def reports(self, document: dict[str, Any], options: Options) -> None:
+        summary = summary_report.render(document)
+        write_atomic(self.destinations.result, json_text(document))
+        write_atomic(self.destinations.summary, summary)
+        if options.json:
+            sys.stdout.write(json_text(document))
+        elif not options.quiet:
+            sys.stdout.write(summary)
 
 
 def run(options: Options) -> int:
@@ -79,30 +115,35 @@ def run(options: Options) -> int:
     budget = None if options.budget is None else {"budget": f"{options.budget}s"}
     target = load_target(options.target, overrides=budget)
     host = read_host()
-    point = estimated_params(target, host, options.overrides)
-    if options.effort is not Effort.estimate:
-        raise_not_ready(options.effort)
-    spec = HeaderSpec(
-        name=target.name,
-        namespace=target.output.namespace,
-        params=point,
-        spin_ns=estimate.DEFAULT_SPIN_NS,
-        provenance=Provenance(options.command, host.fingerprint, host_summary(host), ()),
+    fixed = params.parse_overrides(options.overrides)
+    point = estimated_params(target, host, fixed)
+    writer = Writer(Destinations.of(target, options.out), target, host, options.command)
+    if options.effort is Effort.estimate:
+        writer.header(point)
+        elapsed = time.monotonic() - started
+        writer.reports(
+            result_report.estimate_result(target, host, point, options.effort, elapsed), options
+        )
+        return 0
+    progress = Progress(show=_progress_printer(options))
+    tuned = session.tune_target(
+        target,
+        host,
+        point,
+        fixed,
+        effort=options.effort,
+        started=started,
+        progress=progress,
+        on_improve=writer.header,
     )
-    destinations = Destinations.of(target, options.out)
-    document = result_report.estimate_result(
-        target, host, point, options.effort, time.monotonic() - started
-    )
-    summary = summary_report.render(document)
-    write_atomic(destinations.header, render_header(spec))
-    write_atomic(destinations.result, json_text(document))
-    write_atomic(destinations.summary, summary)
-    if options.json:
-        sys.stdout.write(json_text(document))
-    elif not options.quiet:
-        sys.stdout.write(summary)
+    writer.header(tuned.winner, result_report.measured_lines(tuned))
+    elapsed = time.monotonic() - started
+    writer.reports(result_report.tuned_result(target, host, tuned, elapsed), options)
     return 0
 
 
-def raise_not_ready(effort: Effort) -> None:
-    raise UserError(f"--effort {effort} is not available in this build; use --effort estimate")
+def _progress_printer(options: Options) -> Callable[[str], None]:
+    """Progress on a terminal only, and only between plans (never while a sample runs)."""
+    if options.quiet or options.json or not sys.stderr.isatty():
+        return lambda _line: None
+    return lambda line: print(f"hspc-gen: {line}", file=sys.stderr, flush=True)

@@ -17,7 +17,13 @@ import numpy as np
 
 from hspc_gen.model import Objective
 from hspc_gen.search import stats
-from hspc_gen.search.decide import SamplesByArm, metric_for, noise_floor, pick_winner
+from hspc_gen.search.decide import (
+    SamplesByArm,
+    is_equivalent,
+    metric_for,
+    noise_floor,
+    pick_winner,
+)
 from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, Status, aa_arm, make_plan
 from hspc_gen.search.strategies.base import Batch, StepResult
 
@@ -103,6 +109,8 @@ class RaceSettings:
     baselines: tuple[str, ...] = ()
     chunk: int = stats.MIN_ROUNDS
     """Rounds per runner call: racing looks at the samples between chunks."""
+    drop: bool = True
+    """False for a confirmation: every arm runs every round, even a lone one."""
 
 
 def race(
@@ -119,7 +127,7 @@ def race(
     arm_status: dict[str, Status] = {}
     plans: list[Plan] = []
     first = 0
-    while first < settings.rounds and len(live) > 1:
+    while first < settings.rounds and (len(live) > 1 or not settings.drop):
         plan = make_plan(
             batch,
             incumbent=incumbent,
@@ -139,10 +147,32 @@ def race(
             return RaceResult(
                 tuple(samples), result.status, first, dropped, arm_status, tuple(plans), result.log
             )
+        if not settings.drop:
+            continue
         gone = _drop(samples, live, incumbent, settings.objective, arm_status)
         dropped.update(dict.fromkeys(gone, first - 1))
         live = [a for a in live if a not in gone]
+        if _settled(samples, live, incumbent, settings.objective):
+            break
     return RaceResult(tuple(samples), Status.ok, first, dropped, arm_status, tuple(plans))
+
+
+def _settled(
+    samples: Sequence[Sample], live: Sequence[str], incumbent: str, objective: Objective
+) -> bool:
+    """True when every live arm is shown equivalent to the incumbent (its whole interval within
+    ±δ, with δ itself small): more rounds cannot separate them, and the tie order decides."""
+    by_arm = stats.group_by_arm(samples)
+    metric = metric_for(objective)
+    delta = stats.margin(noise_floor(by_arm, aa_arm(incumbent), metric))
+    if delta > stats.SETTLE_MAX_MARGIN:
+        return False  # too few or too noisy rounds: "equivalent" would mean nothing yet
+    reference = by_arm.get(incumbent, ())
+    return all(
+        is_equivalent(stats.compare(by_arm.get(a, ()), reference, metric), delta)
+        for a in live
+        if a != incumbent
+    )
 
 
 def _drop(

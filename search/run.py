@@ -143,7 +143,7 @@ def _alone(plan: Plan, arm: str) -> Plan:
     return Plan(plan.batch, (), 1, plan.events_per_sample, plan.seed, order, arm, plan.first_round)
 
 
-def _without(plan: Plan, culprits: set[str]) -> Plan:
+def without_arms(plan: Plan, culprits: set[str]) -> Plan:
     def keep(arm: str) -> bool:
         return arm.removeprefix(AA_PREFIX) not in culprits
 
@@ -172,7 +172,7 @@ def run_plan(plan: Plan, invocation: Invocation) -> RunResult:
             culprits[arm] = alone.status
     if not culprits or plan.incumbent in culprits:
         return RunResult(result.status, (), result.log, culprits)
-    rerun = _execute(_without(plan, set(culprits)), invocation)
+    rerun = _execute(without_arms(plan, set(culprits)), invocation)
     return RunResult(rerun.status, rerun.samples, result.log, {**rerun.arm_status, **culprits})
 
 

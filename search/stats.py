@@ -26,6 +26,9 @@ p-value can only fall below 0.05 from n = 5 on; one more round for a margin)."""
 MAX_ROUNDS = 60
 """Most rounds one plan runs: ±15-18% noise needs ~40-60 rounds to resolve a 3-5% difference."""
 MARGIN_FLOOR = 0.03
+# Racing stops early on equivalence only when the margin is at most this: a wider one says the
+# noise has not been measured well enough for "equivalent" to mean anything.
+SETTLE_MAX_MARGIN = 0.10
 """The smallest difference we ever call real: below 3% the shared host's drift dominates."""
 CONFIDENCE = 0.95
 """Two-sided coverage of every reported interval."""
@@ -231,3 +234,33 @@ def center(samples: Iterable[Sample], metric: Metric) -> float:
 
 def rounds_of(samples_by_arm: Mapping[str, Sequence[Sample]]) -> int:
     return len({s.round for arm in samples_by_arm.values() for s in arm})
+
+
+_ALONE = ("producer_alone", "consumer_alone")
+
+
+def _ns_per_event(s: Sample) -> float:
+    return s.ns_per_event
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A per-round ratio's median and bootstrap interval (e.g. efficiency; 1.0 = perfect)."""
+
+    median: float
+    ci95_low: float
+    ci95_high: float
+    n: int
+
+
+def efficiency(samples_by_arm: Mapping[str, Sequence[Sample]], arm: str) -> Ratio:
+    """The paper's balance: max(producer-alone, consumer-alone time) over the pair's time for the
+    same events, per round (both baselines run in the same round as the arm); 1.0 is perfect."""
+    pair = by_round(samples_by_arm.get(arm, ()), _ns_per_event)
+    alone = [by_round(samples_by_arm.get(b, ()), _ns_per_event) for b in _ALONE]
+    rounds = sorted(set(pair).intersection(*alone))
+    if not rounds:
+        return Ratio(math.nan, math.nan, math.nan, 0)
+    values = np.array([max(a[r] for a in alone) / pair[r] for r in rounds], dtype=float)
+    low, high = bootstrap_interval(values, median)
+    return Ratio(float(np.median(values)), low, high, len(values))

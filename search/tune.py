@@ -174,7 +174,7 @@ def events_per_sample(machinery: Machinery, prepared: Prepared, batch: Batch, se
 
 
 def _evaluate(
-    batch: Batch, stage: StageSpec, settings: Settings, machinery: Machinery
+    batch: Batch, stage: StageSpec, settings: Settings, machinery: Machinery, *, drop: bool = True
 ) -> Evaluation:
     prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
     events = events_per_sample(machinery, prepared, batch, settings.seed)
@@ -184,6 +184,7 @@ def _evaluate(
         seed=settings.seed,
         objective=settings.objective,
         baselines=stage.baselines,
+        drop=drop,
     )
     runner = CachedRunner(machinery.store, prepared, settings.deadline, machinery.progress)
     return evaluate_batch(batch, runner, settings=race, oversubscribed=settings.oversubscribed)
@@ -250,7 +251,8 @@ def _failures(evaluations: Sequence[Evaluation]) -> tuple[tuple[str, str], ...]:
 def confirmation_batch(outcome: Outcome, effort: Effort) -> Batch:
     """The winner and the runners-up of the last decision, for a fresh process to re-measure:
     selection used screening data, so the reported numbers must not (the winner's curse)."""
-    final = outcome.history[-1] if outcome.history else None
+    decided = [step for step in outcome.history if step.decision.winner is not None]
+    final = decided[-1] if decided else None
     contenders = [outcome.winner]
     if final is not None:
         for arm in final.decision.ranking:
@@ -273,4 +275,4 @@ def confirm(
         settings.oversubscribed,
         settings.stages,
     )
-    return _evaluate(batch, stage, fresh, machinery)
+    return _evaluate(batch, stage, fresh, machinery, drop=False)

@@ -39,8 +39,9 @@ class Options:
 
 EFFORT: Mapping[Effort, Mapping[str, object]] = {
     Effort.estimate: {"rounds": 0},
-    Effort.quick: {"rounds": 12, "size_stride": 2, "buffer_counts": (2, 4, 16, 64)},
-    Effort.measure: {"rounds": 30},
+    Effort.quick: {"rounds": 12, "size_stride": 3, "buffer_counts": (2, 4, 16)},
+    # Every point is a compile: within a 2-minute budget, every other size and no 32 or 64.
+    Effort.measure: {"rounds": 30, "size_stride": 2, "buffer_counts": (2, 3, 4, 8, 16)},
     Effort.patient: {"rounds": 60},
     Effort.exhaustive: {"rounds": 60},
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Objective, Primitive
@@ -64,7 +66,25 @@ def test_racing_drops_a_candidate_30_percent_worse_within_a_few_chunks() -> None
     later = runner.plans[-1]
     assert all(cands[1].id not in order for order in later.order)
     assert all(cands[2].id in order for order in later.order)  # the equal one runs on
+    assert result.rounds <= 30
+
+
+def test_racing_stops_early_once_the_rest_is_shown_equivalent() -> None:
+    equal = BASE.replace(padding_bytes=256)
+    cands = batch_of(BASE, equal)
+    runner = fr.SimulatedRunner({c.id: 30.0 for c in cands})
+    result = race(cands, cands[0].id, settings(), runner.run)
+    assert result.status is Status.ok
+    assert not result.dropped
+    assert stats.MIN_ROUNDS <= result.rounds < 30
+
+
+def test_a_confirmation_runs_every_round_even_for_a_lone_arm() -> None:
+    cands = batch_of(BASE)
+    runner = fr.SimulatedRunner({cands[0].id: 30.0})
+    result = race(cands, cands[0].id, dataclasses.replace(settings(), drop=False), runner.run)
     assert result.rounds == 30
+    assert {s.arm for s in result.samples} >= {cands[0].id}
 
 
 def test_racing_saves_samples_against_the_full_plan() -> None:
@@ -138,10 +158,10 @@ class FailingRunner:
 def test_a_failed_run_ends_the_race_and_leaves_no_winner() -> None:
     points = (BASE, BASE.replace(padding_bytes=64))
     batch = make_batch("one", "padding", points, BASE, rounds=30)
-    runner = FailingRunner(fr.SimulatedRunner({}), fail_at=2, status=Status.crashed)
+    runner = FailingRunner(fr.SimulatedRunner({}), fail_at=1, status=Status.crashed)
     ev = evaluate_batch(batch, runner.run, settings=settings(), oversubscribed=False)
     assert ev.race.status is Status.crashed
-    assert ev.race.rounds == 2 * stats.MIN_ROUNDS
+    assert ev.race.rounds == stats.MIN_ROUNDS
     assert "signal 11" in ev.race.log
     assert ev.step.decision.winner is None
     assert set(ev.step.decision.excluded.values()) == {"crashed"}

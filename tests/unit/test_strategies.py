@@ -53,7 +53,7 @@ def params(batch: Batch) -> list[ChannelParams]:
 def test_stage_one_follows_figure_2() -> None:
     space = fr.stage_one_space()
     start = space.start()
-    strategy = registry.create("stage_one", space, start, Effort.measure)
+    strategy = registry.create("stage_one", space, start, Effort.patient)
     pad = start.replace(padding_bytes=128)
     stack = pad.replace(stack_offset_bytes=32 * KiB)
     padding, offsets, grid = steps_of(strategy, [pad, stack, stack.replace(buffers=4)])
@@ -74,14 +74,14 @@ def test_stage_one_follows_figure_2() -> None:
         p.replace(buffers=4, buffer_bytes=4096) == stack.replace(buffers=4, buffer_bytes=4096)
         for p in params(grid)
     )
-    assert {b.rounds for b in (padding, offsets, grid)} == {30}
+    assert {b.rounds for b in (padding, offsets, grid)} == {60}
 
 
 def test_stage_one_thins_the_grid_at_quick_effort() -> None:
     space = fr.stage_one_space()
     start = space.start()
     quick = registry.create("stage_one", space, start, Effort.quick)
-    measure = registry.create("stage_one", space, start, Effort.measure)
+    measure = registry.create("stage_one", space, start, Effort.patient)
     history: list[StepResult] = []
     for _ in range(2):  # padding, then stack offset: both decided for the start point
         batch = quick.propose(history)

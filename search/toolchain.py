@@ -1,0 +1,67 @@
+"""The real toolchain: a batch -> rendered Meson project -> (lazily) built binary -> plan runner.
+
+The record key is known from the rendered sources alone, so a batch whose every plan is in the
+record store is never built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from hspc_gen.render import BenchVariant, bench_source, compiled_id, render_bench_files
+from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
+from hspc_gen.search.records import Plan, RecordKey, RunResult, Status, Workload
+from hspc_gen.search.run import Invocation, run_plan, without_arms
+from hspc_gen.search.strategies.base import Batch
+from hspc_gen.search.tune import Prepared
+
+
+@dataclass(frozen=True)
+class RealToolchain:
+    fingerprint: str
+    compiler: str
+    cache_dir: Path
+    spin_ns: int
+
+    def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
+        variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
+        files = render_bench_files(variants, workload.event_bytes, self.spin_ns)
+        return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
+
+    def __call__(self, batch: Batch, workload: Workload, baselines: tuple[str, ...]) -> Prepared:
+        ids = tuple(c.id for c in batch.candidates)
+        project = self.project(batch, workload, ids)
+        key = RecordKey(
+            self.fingerprint, project.source_hash, self.compiler, " ".join(MESON_OPTIONS)
+        )
+        lazy = _LazyRunner(self, batch, workload)
+        return Prepared(key, lazy)
+
+
+class _LazyRunner:
+    """Builds the batch's binary on the first plan that needs measuring, then runs plans on it."""
+
+    def __init__(self, toolchain: RealToolchain, batch: Batch, workload: Workload) -> None:
+        self.toolchain, self.batch, self.workload = toolchain, batch, workload
+        self.built: BuildResult | None = None
+
+    def _build(self) -> BuildResult:
+        if self.built is None:
+            ids = [c.id for c in self.batch.candidates]
+            self.built = build(
+                lambda subset: self.toolchain.project(self.batch, self.workload, tuple(subset)),
+                ids,
+                self.toolchain.cache_dir / "builds",
+            )
+        return self.built
+
+    def __call__(self, plan: Plan) -> RunResult:
+        built = self._build()
+        failed = dict.fromkeys(built.failed, Status.compile_error)
+        if built.executable is None or plan.incumbent in failed:
+            return RunResult(Status.compile_error, (), built.log[-4000:], failed)
+        params = {c.id: c.params for c in self.batch.candidates if c.id not in failed}
+        live = without_arms(plan, set(failed)) if failed else plan
+        result = run_plan(live, Invocation(built.executable, self.workload, params))
+        return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})
