@@ -24,7 +24,7 @@ inline after_store(w) {
   fi
 }
 
-/* Producer: the slot's count, then head += 1 (release), then data_ready's notify. */
+/* Producer: the slot's count, the next slot index, then head += 1 (release), then notify. */
 inline publish() {
   count[PRODUCER_SLOT] = fill;
   fill = 0;
@@ -49,7 +49,7 @@ inline put() {
 proctype Producer() {
   byte seq;   /* sequence number of the next event */
   byte fill;  /* events in the slot being filled; 0 = no slot taken yet */
-  byte pslot; /* FIX_SLOT_INDEX: the slot index the cursor keeps */
+  byte pslot; /* ProducerCursor::slot: the slot being filled */
   bool ok, timedout, seen;
   do
   :: seq < EVENTS && fill > 0 -> put()
@@ -119,7 +119,7 @@ inline deliver() {
   idx++
 }
 
-/* release_slot(): tail += 1 (release) through space_ready's publish. */
+/* release_slot(): the next slot index, then tail += 1 (release) through space_ready's publish. */
 inline release_slot() {
   idx = 0;
   cnt = 0;
@@ -176,7 +176,7 @@ proctype Consumer() {
   byte idx;     /* ConsumerCursor::read: events taken from the held slot */
   byte cnt;     /* ConsumerCursor::count: its events; idx == cnt means no slot held */
   byte s, h;
-  byte cslot;   /* FIX_SLOT_INDEX: the slot index the cursor keeps */
+  byte cslot;   /* ConsumerCursor::slot: the slot being emptied */
   bool ok, timedout, seen, entered, ended;
   do
   :: !ended ->

@@ -3,14 +3,13 @@
  * See model/README.md for the correspondence to the C++ and how to run it.
  *
  * One producer and one consumer share B slots used round robin. head counts published slots,
- * tail counts released slots; the producer owns slot head%B while head-tail < B, the consumer
- * owns slot tail%B while tail != head. Each side sleeps on its own waiter (futex or condvar
+ * tail counts released slots; the producer may fill its next slot while head-tail < B, the
+ * consumer may empty its next slot while tail != head. Each side sleeps on its own waiter (futex or condvar
  * flavour, or spins) and the other side wakes it after the store the sleeper waits for.
  *
  * Compile-time choices (spin -D...):
  *   B, CAP, EVENTS       slots, events per slot, events in the stream
- *   COUNTER_MOD, START   where head and tail wrap (default 256) and their first value (0)
- *   FIX_SLOT_INDEX       cursors keep their slot index instead of taking counter % B
+ *   COUNTER_MOD, START   where head and tail wrap (256) and their first value (2 below the wrap)
  *   FLAVOUR_CONDVAR      condvar waiters (default: futex waiters)
  *   FLAVOUR_SPIN         spinning waiters (a loop on the predicate)
  *   SPURIOUS             budget of spurious wake-ups for the whole run (default 1)
@@ -31,7 +30,7 @@
 #define COUNTER_MOD 256
 #endif
 #ifndef START
-#define START 0
+#define START (COUNTER_MOD - 2)
 #endif
 #ifndef SPURIOUS
 #define SPURIOUS 1
@@ -72,25 +71,25 @@ byte spurious = SPURIOUS;
 bool producer_done;
 bool consumer_done;
 
-/* The C++ counters are uint32 and wrap; these wrap at COUNTER_MOD (uint8 by default) and start
- * at START, so a run can be made to cross the wrap (-DSTART=254). Differences are taken modulo
- * COUNTER_MOD like the C++'s unsigned subtraction. */
+/* The C++ counters are uint32 and wrap; these wrap at COUNTER_MOD and start at START, just
+ * below the wrap, so that every run crosses it (the C++ tests do the same with CounterStart).
+ * Differences are taken modulo COUNTER_MOD like the C++'s unsigned subtraction. */
 #define NEXT(x) x = (x + 1) % COUNTER_MOD
 #define IN_FLIGHT ((head + COUNTER_MOD - tail) % COUNTER_MOD)
 #define CONSUMER_READY (closed || head != tail)
 #define PRODUCER_READY (IN_FLIGHT < B)
 
-/* Which slot a counter value names. The C++ takes `counter % Buffers`, which stays round robin
- * across the wrap only when Buffers divides the counter range (a power of two). FIX_SLOT_INDEX
- * models the remedy: each cursor keeps its own index, advanced modulo B at each hand-off. */
-#ifdef FIX_SLOT_INDEX
-#define PRODUCER_SLOT pslot
-#define CONSUMER_SLOT cslot
-#define ADVANCE(i) i = (i + 1) % B
-#else
+/* Which slot each side is at: the cursors keep the index (ProducerCursor::slot,
+ * ConsumerCursor::slot) and advance it modulo Buffers at each hand-off. MUTANT_SLOT_MODULO takes
+ * `counter % B` instead, which jumps at the wrap unless B divides the counter range. */
+#ifdef MUTANT_SLOT_MODULO
 #define PRODUCER_SLOT (head % B)
 #define CONSUMER_SLOT (tail % B)
 #define ADVANCE(i) skip
+#else
+#define PRODUCER_SLOT pslot
+#define CONSUMER_SLOT cslot
+#define ADVANCE(i) i = (i + 1) % B
 #endif
 
 #if defined(FLAVOUR_CONDVAR)
