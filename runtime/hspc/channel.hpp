@@ -39,8 +39,11 @@ namespace hspc {
 //   usable.
 // - push/emplace block only while all Buffers slots hold unconsumed events; try_push never blocks.
 // - All memory is one allocation, pre-faulted in the constructor: no allocation, page fault or
-//   system call on the per-event path. System calls happen only in a wait or in waking a waiter.
+//   system call on the per-event path. System calls happen per buffer at most: in a wait, in
+//   waking a waiter, or on a contended mutex.
 // - If consume's f throws, the run it was given counts as consumed.
+// - The 32-bit hand-off counters may wrap around (unsigned differences; slot indices are kept
+//   apart from them, since 2^32 is no multiple of a non-power-of-two Buffers).
 //
 // Layout: one aligned heap block holds, in this order, the producer-written shared state (head,
 // closed), the consumer-written shared state (tail), the producer's private cursor, the
@@ -80,7 +83,10 @@ struct ConsumerShared {
 
 template <class T>
 struct ProducerCursor {
-  T* events = nullptr;           // the slot being filled
+  T* events = nullptr;  // the slot being filled
+  // head % Buffers, kept apart: 2^32 is no multiple of 3 buffers, so the modulo of a wrapping
+  // counter would jump (slots 2, 0, 0 around the wrap) and refill a slot still being read.
+  std::uint32_t slot = 0;
   std::uint32_t head = 0;        // == ProducerShared::head, without the atomic load
   std::uint32_t tail_cache = 0;  // last tail read; re-read only when it says "all slots full"
   std::uint32_t fill = 0;        // events in the slot being filled; 0 = no slot taken yet
@@ -91,6 +97,7 @@ struct ProducerCursor {
 template <class T>
 struct ConsumerCursor {
   const T* events = nullptr;     // the slot being emptied
+  std::uint32_t slot = 0;        // tail % Buffers, kept apart like ProducerCursor::slot
   std::uint32_t tail = 0;        // == ConsumerShared::tail, without the atomic load
   std::uint32_t head_cache = 0;  // last head read; re-read only when it says "nothing published"
   std::uint32_t read = 0;        // events taken from the slot being emptied
@@ -140,6 +147,12 @@ SteadyTime deadline_after(const std::chrono::duration<Rep, Period>& d) noexcept 
   return now + std::chrono::ceil<SteadyTime::duration>(wanted);
 }
 
+// Where the hand-off counters start (0 normally). Tests start them just below 2^32 so that a short
+// run crosses the wrap-around.
+struct CounterStart {
+  std::uint32_t value;
+};
+
 constexpr std::size_t kMaxBufferBytes = std::size_t{16} << 20;
 constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
 
@@ -173,15 +186,22 @@ class BasicChannel {
 
   using Layout = detail::ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
 
-  BasicChannel() : block_(allocate()) {
+  BasicChannel() : BasicChannel(detail::CounterStart{0}) {}
+
+  explicit BasicChannel(detail::CounterStart start) : block_(allocate()) {
     const std::int64_t spin_ns = spin_budget_ns(static_cast<std::int64_t>(SpinNs));
+    // Relaxed: the threads that use the channel are started after construction, which orders it.
     ::new (block_ + Layout::kProducerShared) detail::ProducerShared();
+    produced().head.store(start.value, std::memory_order_relaxed);
     ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
+    consumed().tail.store(start.value, std::memory_order_relaxed);
     ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
+    producer().head = producer().tail_cache = start.value;
     ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
+    consumer().tail = consumer().head_cache = start.value;
     ::new (block_ + Layout::kDataReady) Waiter(spin_ns);
     ::new (block_ + Layout::kSpaceReady) Waiter(spin_ns);
-    for (std::size_t i = 0; i < Buffers; ++i) ::new (slot(i)) std::uint32_t(0);
+    for (std::size_t i = 0; i < Buffers; ++i) ::new (slot_at(i)) std::uint32_t(0);
     spin_ns_ = spin_ns;
   }
 
@@ -219,7 +239,7 @@ class BasicChannel {
     assert(!p.closed && "push after close()");
     if (p.fill == 0) {
       if (!slot_free()) return false;
-      p.events = slot_events(p.head % Buffers);
+      p.events = slot_events(p.slot);
     }
     construct(p.events + p.fill, event);
     if (++p.fill == kEventsPerBuffer) publish();
@@ -298,6 +318,10 @@ class BasicChannel {
  private:
   static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
 
+  static constexpr std::uint32_t following(std::uint32_t index) noexcept {
+    return index + 1 == kSlots ? 0 : index + 1;
+  }
+
   struct ReleaseOnExit {
     BasicChannel* channel;
     ~ReleaseOnExit() { channel->release_slot(); }
@@ -341,15 +365,15 @@ class BasicChannel {
   Waiter& data_ready() const noexcept { return region<Waiter>(Layout::kDataReady); }
   Waiter& space_ready() const noexcept { return region<Waiter>(Layout::kSpaceReady); }
 
-  std::byte* slot(std::size_t index) const noexcept {
+  std::byte* slot_at(std::size_t index) const noexcept {
     return block_ + Layout::kFirstSlot + index * Layout::kSlotStride;
   }
   std::uint32_t& slot_count(std::size_t index) const noexcept {
-    return *std::launder(reinterpret_cast<std::uint32_t*>(slot(index)));
+    return *std::launder(reinterpret_cast<std::uint32_t*>(slot_at(index)));
   }
   // Raw storage: the producer creates the events there; the consumer launders after acquiring.
   T* slot_events(std::size_t index) const noexcept {
-    return reinterpret_cast<T*>(slot(index) + Layout::kSlotEvents);
+    return reinterpret_cast<T*>(slot_at(index) + Layout::kSlotEvents);
   }
 
   // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
@@ -368,13 +392,14 @@ class BasicChannel {
           [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
       p.tail_cache = consumed().tail.load(std::memory_order_acquire);
     }
-    p.events = slot_events(p.head % Buffers);
+    p.events = slot_events(p.slot);
   }
 
   // Producer: count first, then the release store of head that makes count and events visible.
   void publish() {
     detail::ProducerCursor<T>& p = producer();
-    slot_count(p.head % Buffers) = p.fill;
+    slot_count(p.slot) = p.fill;
+    p.slot = following(p.slot);
     p.fill = 0;
     const std::uint32_t head = ++p.head;
     data_ready().publish([&] { produced().head.store(head, std::memory_order_release); });
@@ -395,10 +420,9 @@ class BasicChannel {
 
   void enter_slot() noexcept {
     detail::ConsumerCursor<T>& c = consumer();
-    const std::size_t index = c.tail % Buffers;
-    c.count = slot_count(index);
+    c.count = slot_count(c.slot);
     c.read = 0;
-    c.events = std::launder(slot_events(index));
+    c.events = std::launder(slot_events(c.slot));
   }
 
   // Consumer: waits until a slot is published (true) or the stream ended or deadline passed.
@@ -436,6 +460,7 @@ class BasicChannel {
     detail::ConsumerCursor<T>& c = consumer();
     c.read = 0;
     c.count = 0;
+    c.slot = following(c.slot);
     const std::uint32_t tail = ++c.tail;
     space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
   }

@@ -143,6 +143,29 @@ void timeouts() {
   HSPC_CHECK(ch.consumer_waits() == 4, "a ready pop_for is not a wait");
 }
 
+// The hand-off counters wrap at 2^32, which 3 does not divide: slot indices derived from the
+// counters would jump (2, 0, 0) and refill a slot before it is read. Full fill/drain cycles
+// across the wrap, for a non-power-of-two and a power-of-two ring.
+template <std::size_t Buffers>
+void counter_wrap() {
+  BasicChannel<std::uint64_t, Primitive::futex, Buffers, 64, 0> ch(
+      hspc::detail::CounterStart{0xffffffffU - 1});
+  std::uint64_t next_in = 0;
+  std::uint64_t next_out = 0;
+  std::uint64_t v = 0;
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    while (ch.try_push(next_in)) ++next_in;
+    HSPC_CHECK(next_in - next_out == Buffers * 8, "cycle %d: %llu accepted", cycle,
+               static_cast<unsigned long long>(next_in - next_out));
+    while (ch.try_pop(v)) {
+      HSPC_CHECK(v == next_out, "buffers %zu, cycle %d: got %llu, expected %llu", Buffers, cycle,
+                 static_cast<unsigned long long>(v), static_cast<unsigned long long>(next_out));
+      ++next_out;
+    }
+    HSPC_CHECK(next_out == next_in, "cycle %d: not drained", cycle);
+  }
+}
+
 // emplace builds T(args...) or, for aggregates (no parenthesized aggregate init in C++17),
 // T{args...}.
 struct Pair {
@@ -246,6 +269,8 @@ int main() {
   layouts();
   for_primitives<Primitive::condvar, Primitive::mutex, Primitive::spinlock, Primitive::backoff_spin,
                  Primitive::pause_spin, Primitive::futex, Primitive::hybrid>();
+  counter_wrap<3>();
+  counter_wrap<4>();
   emplace_forms();
   largest_buffers();
   destroy_with_events();

@@ -27,6 +27,7 @@ using hspc_test::Rng;
 constexpr Primitive kPrimitive = Primitive::HSPC_STRESS_PRIMITIVE;
 constexpr std::uint32_t kMixedEvents = 120000 / hspc_test::kSlowdown;
 constexpr std::uint32_t kWakeRounds = 9;
+constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 
 template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
           std::size_t StackOffset>
@@ -132,9 +133,10 @@ Tally<Ev> consume_mixed(Channel& ch, Rng rng) {
   return tally;
 }
 
+// `start`: where the 32-bit hand-off counters begin; just below 2^32 makes the run cross the wrap.
 template <class Cfg>
-void mixed(std::uint64_t seed, std::uint32_t flush_period) {
-  typename Cfg::Channel ch;
+void mixed(std::uint64_t seed, std::uint32_t flush_period, std::uint32_t start) {
+  typename Cfg::Channel ch(hspc::detail::CounterStart{start});
   Tally<typename Cfg::Ev> tally;
   std::thread consumer([&] { tally = consume_mixed(ch, Rng(seed * 31 + 7)); });
   std::uint64_t sum = 0;
@@ -174,9 +176,9 @@ bool receive(Channel& ch, Tally<Ev>& tally, std::uint32_t how) {
 }
 
 template <class Cfg>
-void wakeups(std::uint64_t seed) {
+void wakeups(std::uint64_t seed, std::uint32_t start) {
   using Ev = typename Cfg::Ev;
-  typename Cfg::Channel ch;
+  typename Cfg::Channel ch(hspc::detail::CounterStart{start});
   std::atomic<std::uint32_t> stage{0};
   std::thread consumer([&] {
     Ev ev;
@@ -215,8 +217,10 @@ void run_variant(hspc_test::Watchdog& watchdog) {
   watchdog.arm(name, std::chrono::minutes(2));
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t seed = std::hash<std::string>{}(name)&0xffffU;
-  for (const std::uint32_t flush_period : {4U, 64U, 0U}) mixed<Cfg>(++seed, flush_period);
-  for (std::uint32_t how = 0; how < 4; ++how) wakeups<Cfg>(how);
+  mixed<Cfg>(seed + 1, 4, kBelowWrap - 3);
+  mixed<Cfg>(seed + 2, 64, kBelowWrap - 50);
+  mixed<Cfg>(seed + 3, 0, kBelowWrap);  // wraps at the first hand-off
+  for (std::uint32_t how = 0; how < 4; ++how) wakeups<Cfg>(how, how % 2 == 0 ? 0 : kBelowWrap - 4);
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   std::printf("ok %-70s %6lld ms\n", name.c_str(), static_cast<long long>(ms.count()));
