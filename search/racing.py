@@ -142,6 +142,8 @@ def race(
         result = run(plan)
         samples.extend(result.samples)
         arm_status.update(result.arm_status)
+        if result.status is Status.skipped and samples:
+            break  # the budget ran out between chunks: decide on the rounds already run
         first += plan.rounds
         if result.status is not Status.ok:
             return RaceResult(

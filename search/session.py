@@ -29,6 +29,8 @@ from hspc_gen.search.tune import (
 )
 from hspc_gen.target import Target
 
+CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
+STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
 BUSY_LOAD_PER_CPU = 0.25  # load average above this share of the allowed CPUs: a busy machine
 
@@ -91,8 +93,8 @@ def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
     if effort is Effort.exhaustive:
         return (StageSpec("exhaustive", work, STAGE_TWO_BASELINES),)
     return (
-        StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
-        StageSpec("stage_two", work, STAGE_TWO_BASELINES),
+        StageSpec("stage_one", bare, STAGE_ONE_BASELINES, STAGE_ONE_SHARE),
+        StageSpec("stage_two", work, STAGE_TWO_BASELINES, STAGE_TWO_SHARE),
     )
 
 
@@ -114,7 +116,8 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
         objective=target.objective,
         effort=effort,
         seed=DEFAULT_SEED,
-        deadline=started + target.budget,
+        deadline=started + target.budget * (1.0 - CONFIRM_SHARE),
+        confirm_deadline=started + target.budget,
         oversubscribed=oversubscribed,
         stages=stages_for(target, effort),
     )

@@ -8,6 +8,7 @@ with the same inputs measures nothing and an interrupted run resumes where it st
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
 MIN_EVENTS, MAX_EVENTS = 10_000, 50_000_000
 CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
 CONFIRM_TOP = 3
+MIN_BATCH_SECONDS = 5.0  # a batch started with less time than this could not finish a chunk
+MIN_CONFIRM_SECONDS = 10.0
 
 Runner = Callable[[Plan], RunResult]
 
@@ -57,6 +60,7 @@ class StageSpec:
     strategy: str
     workload: Workload
     baselines: tuple[str, ...]
+    share: float = 1.0  # of the search's time, relative to the other stages' shares
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,10 @@ class Settings:
     objective: Objective
     effort: Effort
     seed: int
-    deadline: float  # time.monotonic() at which the budget runs out
+    deadline: float  # time.monotonic() at which the search must stop (the confirmation follows)
     oversubscribed: bool
     stages: tuple[StageSpec, ...]
+    confirm_deadline: float = float("inf")  # the end of the whole budget
 
 
 @dataclass
@@ -211,15 +216,16 @@ def tune(
     history: list[StepResult] = []
     evaluations: list[Evaluation] = []
     exhausted = False
-    for stage in settings.stages:
+    for index, stage in enumerate(settings.stages):
+        staged = dataclasses.replace(settings, deadline=_stage_deadline(settings, index))
         strategy = registry.create(stage.strategy, space, best, settings.effort)
         stage_history: list[StepResult] = []
         while (batch := strategy.propose(stage_history)) is not None:
-            if time.monotonic() >= settings.deadline:
+            if time.monotonic() + MIN_BATCH_SECONDS >= staged.deadline:
                 exhausted = True
                 break
-            _announce(machinery.progress, batch, best, settings.deadline)
-            evaluation = _evaluate(batch, stage, settings, machinery)
+            _announce(machinery.progress, batch, best, staged.deadline)
+            evaluation = _evaluate(batch, stage, staged, machinery)
             stage_history.append(evaluation.step)
             evaluations.append(evaluation)
             winner = evaluation.step.winner()
@@ -236,6 +242,13 @@ def tune(
         cached_plans=machinery.progress.cached_plans,
         failures=_failures(evaluations),
     )
+
+
+def _stage_deadline(settings: Settings, index: int) -> float:
+    """Stage `index` may run until its share of the search time left when it starts is spent."""
+    shares = [stage.share for stage in settings.stages[index:]]
+    left = max(0.0, settings.deadline - time.monotonic())
+    return time.monotonic() + left * shares[0] / sum(shares)
 
 
 def _failures(evaluations: Sequence[Evaluation]) -> tuple[tuple[str, str], ...]:
@@ -267,12 +280,7 @@ def confirm(
 ) -> Evaluation:
     batch = confirmation_batch(outcome, settings.effort)
     machinery.progress.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
-    fresh = Settings(
-        settings.objective,
-        settings.effort,
-        settings.seed + 1,
-        float("inf"),  # the anytime header is written; the confirmation always finishes
-        settings.oversubscribed,
-        settings.stages,
-    )
+    # The budget's last share; past it, still enough for one chunk, so numbers are reported.
+    deadline = max(settings.confirm_deadline, time.monotonic() + MIN_CONFIRM_SECONDS)
+    fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
     return _evaluate(batch, stage, fresh, machinery, drop=False)

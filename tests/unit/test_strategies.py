@@ -147,7 +147,11 @@ def test_stage_two_tries_primitives_and_sizes_then_placements() -> None:
     prims, places = steps_of(strategy, [spin, spin])
     assert prims.stage == "two" and prims.step == "primitive"
     assert {p.primitive for p in params(prims)} == set(Primitive)
-    assert {p.buffer_bytes for p in params(prims)} == {256, 512, 1024, 2048, 4096}
+    assert {p.buffer_bytes for p in params(prims)} == {
+        512,
+        1024,
+        2048,
+    }  # radius 1 at measure effort
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(prims)} == {(-1, -1)}
     assert places.step == "placement" and places.incumbent.params == spin
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(places)} == {(-1, -1), (0, 1)}
@@ -198,12 +202,13 @@ def search(
     key: RecordKey,
     *,
     objective: Objective = Objective.throughput,
+    options: dict[str, object] | None = None,
 ) -> Run:
     runner = fr.ReplayRunner(key)
     settings = RaceSettings(
         0, fr.EVENTS_PER_SAMPLE, 11, objective, ("producer_alone", "consumer_alone")
     )
-    strategy = registry.create(name, space, start, effort)
+    strategy = registry.create(name, space, start, effort, options)
     history = run_search(
         strategy,
         lambda b: evaluate_batch(b, runner.run, settings=settings, oversubscribed=False).step,
@@ -258,6 +263,7 @@ def test_stage_two_throughput_spins_efficiency_blocks_and_the_broken_variant_nev
         Effort.measure,
         fr.STAGE_TWO_KEY,
         objective=Objective.throughput,
+        options={"radius": 2},  # wide enough to reach the planted broken variants
     )
     assert fast[-1].decision.winner == planted["throughput"]
     assert fast[-1].winner() == ChannelParams(128, 32 * KiB, 4, 512, Primitive.pause_spin, 0, 1)
@@ -269,6 +275,7 @@ def test_stage_two_throughput_spins_efficiency_blocks_and_the_broken_variant_nev
         Effort.measure,
         fr.STAGE_TWO_KEY,
         objective=Objective.efficiency,
+        options={"radius": 2},
     )
     winner = frugal[-1].winner()
     assert winner is not None and winner.primitive.blocks

@@ -1,0 +1,44 @@
+"""The one count the thread search moves, and how a count becomes a configuration."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hspc_gen.search.threads.measure import Config
+
+STEP = math.sqrt(2.0)
+"""Thread Reinforcer's T_step/2, as a ratio: the grid of counts is geometric."""
+
+
+@dataclass(frozen=True)
+class Axis:
+    """`kind` says which count moves: `groups` (producers, each with `other` consumers),
+    `producers` (consumers fixed at `other`) or `consumers` (producers fixed at `other`)."""
+
+    kind: str
+    low: int
+    high: int
+    start: int
+    other: int
+
+    def config(self, n: int) -> Config:
+        if self.kind == "groups":
+            return Config(n, n * self.other)
+        if self.kind == "producers":
+            return Config(n, self.other)
+        return Config(self.other, n)
+
+    def count(self, config: Config) -> int:
+        return config.consumers if self.kind == "consumers" else config.producers
+
+    def first(self) -> int:
+        return min(max(self.start, self.low), self.high)
+
+    def grid(self) -> tuple[int, ...]:
+        points = {self.low, self.high, self.first()}
+        x = float(self.low)
+        while x < self.high:
+            points.add(round(x))
+            x *= STEP
+        return tuple(sorted(p for p in points if self.low <= p <= self.high))

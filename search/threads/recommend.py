@@ -1,0 +1,163 @@
+"""The thread recommendation: counts from the ramp, CPUs from the placement search, evidence.
+
+`recommend` respects counts the target fixes (threads.producers / threads.consumers integers) and
+searches the `auto` ones; `Recommendation.to_json()` is hspc-result.json's `recommendation`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import PinThreads
+from hspc_gen.search.stats import MARGIN_FLOOR
+from hspc_gen.search.threads import placement
+from hspc_gen.search.threads.axis import Axis
+from hspc_gen.search.threads.capacity import (
+    MAX_THREADS,
+    Estimate,
+    TopologyShape,
+    WorkCost,
+    estimate,
+)
+from hspc_gen.search.threads.measure import Config, Lab, Measure, Point
+from hspc_gen.search.threads.reinforcer import search_count
+
+Count = int | Literal["auto"]
+MIN_CONSUMER_SPAN = 4
+"""With producers fixed, consumers are searched up to this many (or twice the estimate) each."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    capacity: dict[str, object]
+    estimate: Estimate
+    tolerance: float
+    margin: float
+    termination: str
+    curve: tuple[Point, ...]  # every unpinned count measured, in count order
+    placements: tuple[placement.PlacementTrial, ...]
+    rounds: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "capacity": self.capacity,
+            "estimate": {
+                "producers": self.estimate.producers,
+                "consumers_per_producer": self.estimate.consumers_per_producer,
+                "threads": self.estimate.threads,
+            },
+            "tolerance": self.tolerance,
+            "margin": self.margin,
+            "termination": self.termination,
+            "curve": [p.to_json() for p in self.curve],
+            "placements": [t.to_json() for t in self.placements],
+            "rounds": self.rounds,
+        }
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    producers: int
+    consumers: int
+    consumers_per_producer: int
+    producer_cpus: tuple[int, ...]  # pinned: one per producer; unpinned: the affinity mask
+    consumer_cpus: tuple[int, ...]
+    pinned: bool
+    placement: str
+    termination: str
+    evidence: Evidence
+    taskset: str
+    omp_places: str
+
+    @property
+    def threads(self) -> int:
+        return self.producers + self.consumers
+
+    def config(self) -> Config:
+        if not self.pinned:
+            return Config(self.producers, self.consumers)
+        return Config(
+            self.producers, self.consumers, self.placement, self.producer_cpus, self.consumer_cpus
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "producers": self.producers,
+            "consumers": self.consumers,
+            "consumers_per_producer": self.consumers_per_producer,
+            "cpus": {"producers": list(self.producer_cpus), "consumers": list(self.consumer_cpus)},
+            "pinned": self.pinned,
+            "placement": self.placement,
+            "taskset": self.taskset,
+            "omp_places": self.omp_places,
+            "evidence": self.evidence.to_json(),
+        }
+
+
+def axis_for(producers: Count, consumers: Count, est: Estimate) -> Axis:
+    """The count to search: producer groups when both are auto, else the auto one."""
+    k = est.consumers_per_producer
+    if producers == "auto" and consumers == "auto":
+        high = max(1, est.max_threads // (1 + k))
+        return Axis("groups", 1, high, max(1, est.producers // 2), k)
+    if producers == "auto":
+        assert consumers != "auto"
+        return Axis(
+            "producers", 1, consumers, min(consumers, max(1, round(consumers / k))), consumers
+        )
+    if consumers == "auto":
+        span = max(2 * k, MIN_CONSUMER_SPAN)
+        high = max(producers, min(est.max_threads - producers, producers * span))
+        return Axis("consumers", producers, high, min(producers * k, high), producers)
+    if consumers < producers:
+        raise UserError(
+            f"threads.consumers ({consumers}) is less than threads.producers ({producers}): "
+            "every producer hands its buffers to consumers of its own"
+        )
+    return Axis("consumers", consumers, consumers, consumers, producers)
+
+
+def recommend(
+    shape: TopologyShape,
+    cost: WorkCost,
+    measure: Measure,
+    *,
+    producers: Count = "auto",
+    consumers: Count = "auto",
+    pin: PinThreads = PinThreads.auto,
+    max_threads: int = MAX_THREADS,
+) -> Recommendation:
+    est = estimate(shape, cost, max_threads)
+    lab = Lab(measure)
+    counts = search_count(lab, axis_for(producers, consumers, est), shape.cores, shape.virtual)
+    margin = max(MARGIN_FLOOR, counts.tolerance)
+    choice = placement.choose(lab, shape, counts.chosen, pin, margin)
+    chosen = choice.chosen
+    curve = tuple(lab.point(c) for c in lab.measured() if not c.pinned)
+    evidence = Evidence(
+        capacity=shape.to_json(),
+        estimate=est,
+        tolerance=counts.tolerance,
+        margin=margin,
+        termination=counts.termination,
+        curve=tuple(sorted(curve, key=lambda p: (p.config.threads, p.config.producers))),
+        placements=choice.trials,
+        rounds=lab.rounds,
+    )
+    mask = placement.affinity_mask(shape, chosen)
+    return Recommendation(
+        producers=chosen.producers,
+        consumers=chosen.consumers,
+        consumers_per_producer=math.ceil(chosen.consumers / chosen.producers),
+        producer_cpus=chosen.producer_cpus if chosen.pinned else mask,
+        consumer_cpus=chosen.consumer_cpus if chosen.pinned else mask,
+        pinned=chosen.pinned,
+        placement=placement.placement_name(chosen),
+        termination=counts.termination,
+        evidence=evidence,
+        taskset=placement.taskset_list(shape, chosen),
+        omp_places=placement.omp_places(shape, chosen),
+    )

@@ -1,0 +1,102 @@
+"""Thread Reinforcer, made noise-aware: ramp the count, stop at the knee or past the peak, refine.
+
+The ramp walks a geometric grid of counts up from half the first estimate, each step a paired
+duel (duel.py) between the best count so far and the next one. It stops past the peak (the next
+count loses beyond the margin), at the knee (PATIENCE steps in a row without a gain), or when a
+step without a gain trips one of Thread Reinforcer's profile guards (guards.py), which then
+stands in for the patience. A gain is never cut short by a guard: the throughput measured directly
+outranks what the profile suggests. If the very first step loses, the peak lies below the start
+and the ramp walks down. Then refine.py refines the bracket and settles on the smallest good count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hspc_gen.search.threads.axis import Axis
+from hspc_gen.search.threads.duel import Duels, Verdict
+from hspc_gen.search.threads.guards import guard
+from hspc_gen.search.threads.measure import Config, Lab
+from hspc_gen.search.threads.refine import refine_peak, smallest_good, trim_consumers
+
+STRONG_GAIN = 0.15
+"""A step gaining this much with calm guards jumps two grid points (Thread Reinforcer's T_step)."""
+PATIENCE = 2
+"""Steps in a row without a gain that make a knee (one flat step can be noise on a slow rise)."""
+TOLERANCE = 0.03
+VM_TOLERANCE = 0.05
+"""The smallest count within this share of the best is recommended (5% on a shared VM)."""
+MAX_STEPS = 40
+
+
+@dataclass(frozen=True)
+class CountResult:
+    chosen: Config
+    best: Config
+    termination: str
+    tolerance: float
+
+
+class Ramp:
+    def __init__(self, duels: Duels, axis: Axis, cores: int) -> None:
+        self.duels, self.axis, self.cores = duels, axis, cores
+        self.grid = axis.grid()
+
+    def _cfg(self, index: int) -> Config:
+        return self.axis.config(self.grid[index])
+
+    def _guard(self, before: int, after: int) -> str | None:
+        lab = self.duels.lab
+        return guard(lab.point(self._cfg(before)), lab.point(self._cfg(after)), self.cores)
+
+    def climb(self) -> tuple[Config, str]:
+        """Ramp up from the start; if the very first step up loses, walk down instead."""
+        start = self.grid.index(self.axis.first())
+        best, tried, misses, stride = start, start, 0, 1
+        for _ in range(MAX_STEPS):
+            if tried + 1 >= len(self.grid):
+                return self._cfg(best), "max_threads"
+            nxt = min(tried + stride, len(self.grid) - 1)
+            v, rel = self.duels.step(self._cfg(best), self._cfg(nxt))
+            stop = self._guard(tried, nxt)
+            if v is Verdict.worse:
+                return self._cfg(self.descend(best) if tried == start else best), "peak"
+            tried, stride = nxt, 1
+            if v is Verdict.better:
+                best, misses = nxt, 0
+                stride = 2 if stop is None and rel.gain >= 1.0 + STRONG_GAIN else 1
+                continue
+            misses += 1
+            if stop is not None or misses >= PATIENCE:
+                return self._cfg(best), stop or "knee"
+        return self._cfg(best), "max_steps"
+
+    def descend(self, best: int) -> int:
+        """The peak lies below the start: walk down while the smaller count is not worse."""
+        misses = 0
+        for i in range(best - 1, -1, -1):
+            v, _ = self.duels.step(self._cfg(best), self._cfg(i))
+            if v is Verdict.worse:
+                break
+            if v is Verdict.better:
+                best, misses = i, 0
+                continue
+            misses += 1
+            if misses >= PATIENCE:
+                break
+        return best
+
+
+def search_count(lab: Lab, axis: Axis, cores: int, virtual: bool) -> CountResult:
+    """The recommended counts along `axis`, and why the ramp stopped."""
+    tolerance = VM_TOLERANCE if virtual else TOLERANCE
+    if axis.low == axis.high:
+        return CountResult(axis.config(axis.low), axis.config(axis.low), "fixed", tolerance)
+    duels = Duels(lab, tolerance)
+    ramp = Ramp(duels, axis, cores)
+    best, termination = ramp.climb()
+    best = refine_peak(duels, axis, best)
+    chosen = smallest_good(duels, axis, ramp.grid, best)
+    if axis.kind == "groups":
+        chosen = trim_consumers(duels, best, chosen)
+    return CountResult(chosen, best, termination, tolerance)

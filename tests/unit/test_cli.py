@@ -1,0 +1,151 @@
+"""The command line as a user meets it: the real console entry point in a child process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hspc_gen.model import Primitive
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "app.yaml"
+SYSFS = REPO / "tests" / "data" / "sysfs"
+
+
+def hspc_gen(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hspc_gen", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        timeout=120,
+    )
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def assert_one_clear_error(done: subprocess.CompletedProcess[str], *expected: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+    assert done.stderr.startswith("hspc-gen: error: ")
+    for text in expected:
+        assert text in done.stderr
+
+
+BAD_TARGETS = {
+    "unparsable": ("name: x\nevent: [size: 8\n", ["app.yaml:3", "invalid YAML"]),
+    "not a mapping": ("- name\n- event\n", ["mapping"]),
+    "empty": ("", ["empty"]),
+    "unknown key": (
+        "name: x\nevent:\n  size: 8\nobjectve: latency\n",
+        ["did you mean 'objective'"],
+    ),
+    "wrong type": ("name: x\nevent:\n  size: eight\n", ["event.size"]),
+    "zero size": ("name: x\nevent:\n  size: 0\n", ["event.size"]),
+    "huge size": ("name: x\nevent:\n  size: 1GiB\n", ["event.size"]),
+    "negative budget": ("name: x\nevent:\n  size: 8\nbudget: -5s\n", ["budget"]),
+    "unknown primitive": (
+        "name: x\nevent:\n  size: 8\nconstraints:\n  primitives: [futex, spinlok]\n",
+        ["constraints.primitives", "spinlock"],
+    ),
+    "unknown objective": ("name: x\nevent:\n  size: 8\nobjective: speed\n", ["objective"]),
+    "bad name": ("name: 9lives\nevent:\n  size: 8\n", ["name"]),
+    "bad namespace": (
+        "name: x\nevent:\n  size: 8\noutput:\n  namespace: my-ns\n",
+        ["output.namespace"],
+    ),
+    "missing source": (
+        "name: x\nevent:\n  size: 8\nworkload:\n  consumer_source: nowhere.cpp\n",
+        ["nowhere.cpp"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TARGETS))
+def test_a_bad_target_gets_one_message_exit_2_and_no_file(tmp_path: Path, case: str) -> None:
+    text, expected = BAD_TARGETS[case]
+    (tmp_path / "app.yaml").write_text(text, encoding="utf-8")
+    before = listing(tmp_path)
+    done = hspc_gen("--target", tmp_path / "app.yaml", "--effort", "estimate", cwd=tmp_path)
+    assert_one_clear_error(done, *expected)
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--target", "missing.yaml"], ["missing.yaml"]),
+        (["--target", "."], ["is a directory"]),
+        ([], ["--target"]),
+        (["--target", EXAMPLE, "--effort", "hard"], ["--effort"]),
+        (["--target", EXAMPLE, "--budget", "soon"], ["--budget"]),
+        (["--target", EXAMPLE, "--set", "bufers=4"], ["did you mean 'buffers'"]),
+        (["--target", EXAMPLE, "--set", "buffers=1"], ["buffers=1"]),
+        (["--target", EXAMPLE, "--set", "producer_cpu=4096"], ["producer_cpu=4096"]),
+        (["--target", EXAMPLE, "--frobnicate"], ["--frobnicate"]),
+        (["host", "--sysfs-root", "/nonexistent"], ["/nonexistent"]),
+    ],
+)
+def test_bad_command_lines_get_one_message_exit_2_and_no_file(
+    tmp_path: Path, args: list[str | Path], expected: list[str]
+) -> None:
+    out = tmp_path / "out"
+    done = hspc_gen(*args, "--out", out, cwd=tmp_path) if args[:1] != ["host"] else hspc_gen(*args)
+    assert_one_clear_error(done, *expected)
+    assert not out.exists()
+
+
+def test_estimate_writes_the_header_result_and_summary_in_out(tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "out"
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert listing(out) == ["example_channel.hpp", "hspc-result.json", "hspc-summary.md"]
+    result = json.loads((out / "hspc-result.json").read_text())
+    assert result["effort"] == "estimate"
+    assert result["winner"]["params"]["primitive"] in {p.value for p in Primitive}
+    assert result["winner"]["events_per_second"] is None  # estimate measures nothing
+    assert "namespace example {" in (out / "example_channel.hpp").read_text()
+
+
+def test_set_fixes_a_parameter_and_json_prints_the_result(tmp_path: Path) -> None:
+    done = hspc_gen(
+        "--target", EXAMPLE, "--effort", "estimate", "--out", tmp_path,
+        "--set", "primitive=condvar", "--set", "buffer_bytes=8KiB", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    params = json.loads(done.stdout)["winner"]["params"]
+    assert (params["primitive"], params["buffer_bytes"]) == ("condvar", 8192)
+    header = (tmp_path / "example_channel.hpp").read_text()
+    assert "Primitive::condvar,  // primitive" in header
+
+
+def test_the_same_inputs_give_the_same_header_bytes(tmp_path: Path) -> None:
+    for run in ("a", "b"):
+        done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", "o", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        (tmp_path / "o" / "example_channel.hpp").rename(tmp_path / f"{run}.hpp")
+    assert (tmp_path / "a.hpp").read_bytes() == (tmp_path / "b.hpp").read_bytes()
+
+
+def test_host_json_on_a_recorded_tree() -> None:
+    done = hspc_gen("host", "--json", "--sysfs-root", SYSFS / "2s-8c-2t" / "sys")
+    assert done.returncode == 0, done.stderr
+    host = json.loads(done.stdout)
+    assert (host["packages"], host["cores"], len(host["logical_cpus"])) == (2, 16, 32)
+    assert host["kind"] == ["CMP", "SMP", "SMT"]
+
+
+def test_host_prints_a_summary_for_a_person() -> None:
+    done = hspc_gen("host")
+    assert done.returncode == 0, done.stderr
+    for heading in ("Packages", "Cores", "Caches", "Allowed"):
+        assert heading in done.stdout
