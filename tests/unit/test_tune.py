@@ -1,0 +1,146 @@
+"""The search loop without a compiler: a simulated toolchain stands in for render, build and run,
+and the real record store, racing and decisions do the rest."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import pytest
+
+import fake_runner as fr
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status, Workload
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies.base import Batch
+from hspc_gen.search.tune import (
+    STAGE_ONE_BASELINES,
+    STAGE_TWO_BASELINES,
+    Machinery,
+    Outcome,
+    Prepared,
+    Progress,
+    Settings,
+    StageSpec,
+    confirm,
+    tune,
+)
+
+BROKEN = Primitive.mutex  # this primitive "does not compile" in the simulated toolchain
+
+
+def model_ns(params: ChannelParams) -> float:
+    """A host where padding 128, 4 buffers of 4 KiB and a futex win clearly."""
+    ns = 10.0
+    ns *= 1.0 if params.padding_bytes >= 128 else 1.35
+    ns *= 1.0 + abs(params.buffers - 4) * 0.08
+    ns *= 1.0 + abs((params.buffer_bytes.bit_length() - 13)) * 0.1
+    ns *= 1.0 if params.primitive is Primitive.futex else 1.2
+    return ns
+
+
+class SimulatedToolchain:
+    def __init__(self, interrupt_after: int | None = None) -> None:
+        self.sim = fr.Simulated(seed=5)
+        self.runs = 0
+        self.builds = 0
+        self.interrupt_after = interrupt_after
+
+    def __call__(self, batch: Batch, workload: Workload, baselines: tuple[str, ...]) -> Prepared:
+        ids = ",".join(sorted(c.id for c in batch.candidates))
+        key = RecordKey("fp", hashlib.sha1(ids.encode()).hexdigest()[:12], "c++ 12", "-O3")
+        return Prepared(key, lambda plan: self.run(batch, plan))
+
+    def run(self, batch: Batch, plan: Plan) -> RunResult:
+        self.runs += 1
+        if self.interrupt_after is not None and self.runs > self.interrupt_after:
+            raise KeyboardInterrupt
+        params = {c.id: c.params for c in batch.candidates}
+        broken = {i for i, p in params.items() if p.primitive is BROKEN}
+        samples: list[Sample] = []
+        for number, order in zip(plan.round_numbers(), plan.order, strict=True):
+            for arm in order:
+                base = arm.removeprefix("aa:")
+                if base in broken:
+                    continue
+                ns = model_ns(params[base]) if base in params else 9.0
+                samples.append(self.sim.sample(arm, ns, number, fr.Cost()))
+        return RunResult(Status.ok, tuple(samples), "", dict.fromkeys(broken, Status.compile_error))
+
+
+def settings(deadline: float = float("inf")) -> Settings:
+    bare = Workload(event_bytes=8)
+    return Settings(
+        objective=Objective.throughput,
+        effort=Effort.quick,
+        seed=7,
+        deadline=deadline,
+        oversubscribed=True,
+        stages=(
+            StageSpec("stage_one", bare, STAGE_ONE_BASELINES, 0.5),
+            StageSpec("stage_two", bare, STAGE_TWO_BASELINES, 0.5),
+        ),
+    )
+
+
+def search(store_dir: Path, toolchain: SimulatedToolchain, s: Settings | None = None) -> Outcome:
+    space = fr.stage_two_space()
+    machinery = Machinery(RecordStore(store_dir, "fp"), toolchain, Progress())
+    return tune(space, space.start(), s or settings(), machinery)
+
+
+def test_the_search_finds_the_planted_point_and_skips_what_does_not_build(tmp_path: Path) -> None:
+    outcome = search(tmp_path, SimulatedToolchain())
+    assert outcome.winner.padding_bytes == 128
+    assert outcome.winner.primitive is Primitive.futex
+    assert outcome.measured_plans > 0 and outcome.cached_plans == 0
+    failed = {status for _, status in outcome.failures}
+    assert failed == {"compile_error"}
+    assert all(s.decision.winner not in {i for i, _ in outcome.failures} for s in outcome.history)
+
+
+def test_a_rerun_with_the_same_records_measures_nothing_and_decides_the_same(
+    tmp_path: Path,
+) -> None:
+    cold = search(tmp_path, SimulatedToolchain())
+    toolchain = SimulatedToolchain()
+    warm = search(tmp_path, toolchain)
+    assert toolchain.runs == 0
+    assert warm.measured_plans == 0 and warm.cached_plans == cold.measured_plans
+    assert warm.winner == cold.winner
+    assert [s.decision.winner for s in warm.history] == [s.decision.winner for s in cold.history]
+
+
+def test_an_interrupted_run_resumes_from_what_it_recorded(tmp_path: Path) -> None:
+    whole = search(tmp_path / "whole", SimulatedToolchain())
+    with pytest.raises(KeyboardInterrupt):
+        search(tmp_path / "cut", SimulatedToolchain(interrupt_after=4))
+    resumed = SimulatedToolchain()
+    outcome = search(tmp_path / "cut", resumed)
+    assert outcome.cached_plans == 4
+    assert resumed.runs == whole.measured_plans - 4
+    assert outcome.winner == whole.winner
+
+
+def test_a_spent_budget_measures_nothing_and_keeps_the_start(tmp_path: Path) -> None:
+    toolchain = SimulatedToolchain()
+    outcome = search(tmp_path, toolchain, settings(deadline=time.monotonic() - 1))
+    assert toolchain.runs == 0
+    assert outcome.budget_exhausted
+    assert outcome.winner == fr.stage_two_space().start()
+
+
+def test_the_confirmation_remeasures_the_best_in_a_fresh_plan(tmp_path: Path) -> None:
+    toolchain = SimulatedToolchain()
+    s = settings()
+    machinery = Machinery(RecordStore(tmp_path, "fp"), toolchain, Progress())
+    space = fr.stage_two_space()
+    outcome = tune(space, space.start(), s, machinery)
+    evaluation = confirm(outcome, s.stages[-1], s, machinery)
+    assert evaluation.step.batch.stage == "confirm"
+    assert evaluation.step.decision.winner is not None
+    assert evaluation.race.rounds == 12  # every round of the quick effort's confirmation
+    assert {p.seed for p in evaluation.race.plans} == {s.seed + 1}
+    arms = {sample.arm for sample in evaluation.race.samples}
+    assert set(STAGE_TWO_BASELINES) <= arms
