@@ -7,9 +7,9 @@ import hashlib
 import time
 from pathlib import Path
 
+import fake_runner as fr
 import pytest
 
-import fake_runner as fr
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status, Workload
 from hspc_gen.search.store import RecordStore
@@ -35,7 +35,7 @@ def model_ns(params: ChannelParams) -> float:
     ns = 10.0
     ns *= 1.0 if params.padding_bytes >= 128 else 1.35
     ns *= 1.0 + abs(params.buffers - 4) * 0.08
-    ns *= 1.0 + abs((params.buffer_bytes.bit_length() - 13)) * 0.1
+    ns *= 1.0 + abs(params.buffer_bytes.bit_length() - 13) * 0.1
     ns *= 1.0 if params.primitive is Primitive.futex else 1.2
     return ns
 
