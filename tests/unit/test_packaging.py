@@ -1,0 +1,65 @@
+"""The wheel: built from the tracked files, installed into a fresh virtual environment, and run
+from an unrelated folder, it finds its templates and runtime headers as package data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(argv: list[str | Path], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(a) for a in argv], capture_output=True, text=True, cwd=cwd, check=False, timeout=600
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    tracked = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO).stdout.split()
+    for name in tracked:
+        if (REPO / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name)
+    dist = tmp_path / "dist"
+    pip = [sys.executable, "-m", "pip"]
+    run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, source])
+    (wheel,) = dist.glob("hspc_gen-*.whl")
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv])
+    # The dependencies come from the project's own environment (no network); hspc_gen itself
+    # only from the wheel: a .pth does not chain the editable install's own .pth hook.
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", wheel])
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = run([venv / "bin" / "python", "-c", "import hspc_gen; print(hspc_gen.__file__)"])
+    assert where.stdout.startswith(str(site))
+    shutil.copy2(REPO / "examples" / "app.yaml", elsewhere / "app.yaml")
+    run(
+        [venv / "bin" / "hspc-gen", "--target", "app.yaml", "--effort", "estimate", "--out", "o"],
+        cwd=elsewhere,
+    )
+    header = (elsewhere / "o" / "example_channel.hpp").read_text()
+    assert "class BasicChannel" in header and "namespace example {" in header
+    host = json.loads(run([venv / "bin" / "hspc-gen", "host", "--json"], cwd=elsewhere).stdout)
+    assert host["logical_cpus"]
+    names = run([venv / "bin" / "python", "-m", "zipfile", "-l", wheel]).stdout
+    for data in (
+        "templates/channel.hpp.j2",
+        "templates/bench/variant.cpp.j2",
+        "hspc/channel.hpp",
+        "bench/harness.hpp",
+        "schema/app.schema.json",
+    ):
+        assert data in names
+    for bare in ("search/", "generator/", "reports/"):
+        assert f"\n{bare}" not in names  # only the hspc_gen namespace is installed
