@@ -31,6 +31,7 @@ from hspc_gen.target import Target
 
 CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
 STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
+OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
 BUSY_LOAD_PER_CPU = 0.25  # load average above this share of the allowed CPUs: a busy machine
 
@@ -110,8 +111,10 @@ def busy(host: Host, load: float) -> bool:
 
 
 def settings_for(target: Target, host: Host, effort: Effort, started: float) -> Settings:
-    # Our two threads fill a 2-CPU host: anything else running then preempts a spinning waiter.
-    oversubscribed = len(host.allowed_cpus) <= 2 or load_average() + 2 > len(host.allowed_cpus)
+    # Our two threads fill a host of fewer than four CPUs: anything else running then preempts a
+    # spinning waiter. A property of the host, not of the moment's load, so that a re-run from
+    # the same records breaks ties the same way.
+    oversubscribed = len(host.allowed_cpus) < OVERSUBSCRIBED_BELOW_CPUS
     return Settings(
         objective=target.objective,
         effort=effort,

@@ -17,6 +17,7 @@ from hspc_gen.model import ChannelParams, Effort, Objective
 from hspc_gen.search.racing import Evaluation, RaceSettings, evaluate_batch
 from hspc_gen.search.records import (
     Plan,
+    Record,
     RecordKey,
     RunResult,
     Sample,
@@ -103,9 +104,27 @@ class Outcome:
     failures: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (candidate id, status)
 
 
+BATCH_CUT = "budget:batch"
+
+
+def plan_cut(plan: Plan) -> str:
+    return f"budget:{plan.seed}:{plan.first_round}"
+
+
+def record_cut(store: RecordStore, key: RecordKey, marker: str) -> None:
+    """Remember where the budget cut the search, so a re-run from the records stops at the same
+    place and decides (and writes) the same, however much faster it gets there."""
+    store.append(Record(key=key, arm=marker, status=Status.skipped, samples=()))
+
+
+def was_cut(store: RecordStore, key: RecordKey, marker: str) -> bool:
+    return bool(store.lookup(key, marker))
+
+
 class CachedRunner:
     """Answers a plan from the store when every (arm, round) of it is there; else runs it and
-    appends what it measured. Past the deadline it runs nothing and answers `skipped`."""
+    appends what it measured. Past the deadline it runs nothing, records the cut and answers
+    `skipped` (as it does on a re-run that meets the recorded cut)."""
 
     def __init__(
         self, store: RecordStore, prepared: Prepared, deadline: float, progress: Progress
@@ -143,12 +162,16 @@ class CachedRunner:
         )
 
     def __call__(self, plan: Plan) -> RunResult:
+        cut = RunResult(Status.skipped, (), "the budget ran out before this plan")
+        if was_cut(self.store, self.prepared.key, plan_cut(plan)):
+            return cut
         cached = self._cached(plan)
         if cached is not None:
             self.progress.cached_plans += 1
             return cached
         if time.monotonic() >= self.deadline:
-            return RunResult(Status.skipped, (), "the budget ran out before this plan")
+            record_cut(self.store, self.prepared.key, plan_cut(plan))
+            return cut
         result = self.prepared.run(plan)
         self.progress.measured_plans += 1
         if result.status in (Status.ok, Status.wrong_answer) or result.arm_status:
@@ -178,10 +201,24 @@ def events_per_sample(machinery: Machinery, prepared: Prepared, batch: Batch, se
     return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
+def _out_of_time(store: RecordStore, key: RecordKey, deadline: float) -> bool:
+    if was_cut(store, key, BATCH_CUT):
+        return True
+    if time.monotonic() + MIN_BATCH_SECONDS < deadline:
+        return False
+    record_cut(store, key, BATCH_CUT)
+    return True
+
+
 def _evaluate(
-    batch: Batch, stage: StageSpec, settings: Settings, machinery: Machinery, *, drop: bool = True
+    batch: Batch,
+    stage: StageSpec,
+    settings: Settings,
+    machinery: Machinery,
+    prepared: Prepared,
+    *,
+    drop: bool = True,
 ) -> Evaluation:
-    prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
     events = events_per_sample(machinery, prepared, batch, settings.seed)
     race = RaceSettings(
         rounds=batch.rounds,
@@ -221,11 +258,12 @@ def tune(
         strategy = registry.create(stage.strategy, space, best, settings.effort)
         stage_history: list[StepResult] = []
         while (batch := strategy.propose(stage_history)) is not None:
-            if time.monotonic() + MIN_BATCH_SECONDS >= staged.deadline:
+            prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
+            if _out_of_time(machinery.store, prepared.key, staged.deadline):
                 exhausted = True
                 break
             _announce(machinery.progress, batch, best, staged.deadline)
-            evaluation = _evaluate(batch, stage, staged, machinery)
+            evaluation = _evaluate(batch, stage, staged, machinery, prepared)
             stage_history.append(evaluation.step)
             evaluations.append(evaluation)
             winner = evaluation.step.winner()
@@ -283,4 +321,5 @@ def confirm(
     # The budget's last share; past it, still enough for one chunk, so numbers are reported.
     deadline = max(settings.confirm_deadline, time.monotonic() + MIN_CONFIRM_SECONDS)
     fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
-    return _evaluate(batch, stage, fresh, machinery, drop=False)
+    prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
+    return _evaluate(batch, stage, fresh, machinery, prepared, drop=False)

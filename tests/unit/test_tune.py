@@ -144,3 +144,34 @@ def test_the_confirmation_remeasures_the_best_in_a_fresh_plan(tmp_path: Path) ->
     assert {p.seed for p in evaluation.race.plans} == {s.seed + 1}
     arms = {sample.arm for sample in evaluation.race.samples}
     assert set(STAGE_TWO_BASELINES) <= arms
+
+
+class Clock:
+    """Time for the search loop: advances only when a plan is measured (by its simulated cost)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_run_cut_by_the_budget_replays_to_the_same_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr("hspc_gen.search.tune.time.monotonic", clock)
+
+    class Timed(SimulatedToolchain):
+        def run(self, batch: Batch, plan: Plan) -> RunResult:
+            clock.now += 4.0  # every measured plan takes four "seconds"
+            return super().run(batch, plan)
+
+    cold = search(tmp_path, Timed(), settings(deadline=clock.now + 30.0))
+    assert cold.budget_exhausted
+    toolchain = Timed()
+    warm = search(tmp_path, toolchain, settings(deadline=clock.now + 30.0))
+    assert toolchain.runs == 0
+    assert warm.budget_exhausted
+    assert warm.winner == cold.winner
+    assert [s.batch.step for s in warm.history] == [s.batch.step for s in cold.history]
