@@ -7,5 +7,5 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--regen-golden",
         action="store_true",
-        help="rewrite tests/data/golden/* from the current templates (review the diff, then commit)",
+        help="rewrite tests/data/golden/* from the templates (review the diff, then commit)",
     )
