@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -82,6 +83,11 @@ class Session {
     benchmark::AddCustomContext("hspc_deadline_s", std::to_string(opt.deadline_s));
   }
   Context& context() noexcept { return ctx_; }
+  // Seconds since the session started: when a benchmark ran, to line samples up with phases of
+  // host load after a randomly interleaved run.
+  double seconds_since_start() const noexcept {
+    return std::chrono::duration<double>(Clock::now() - started_).count();
+  }
   Watchdog& watchdog() noexcept { return watchdog_; }
   // Samples that failed verification so far; the developer programs exit 1 if any did.
   std::uint64_t wrong_answers() const noexcept { return wrong_answers_; }
@@ -91,6 +97,7 @@ class Session {
   Context ctx_;
   Watchdog watchdog_;
   std::uint64_t wrong_answers_ = 0;
+  Clock::time_point started_ = Clock::now();
 };
 
 namespace detail {
@@ -156,6 +163,7 @@ inline benchmark::internal::Benchmark* register_sample(
     std::function<Sample(Context&)> sample, benchmark::TimeUnit unit = benchmark::kMicrosecond) {
   auto body = [&session, name, sample = std::move(sample)](benchmark::State& st) {
     detail::Totals totals;
+    const double started_s = session.seconds_since_start();
     for (auto _ : st) {
       session.watchdog().arm(name);
       const Sample s = sample(session.context());
@@ -171,6 +179,7 @@ inline benchmark::internal::Benchmark* register_sample(
       }
     }
     totals.report(st);
+    st.counters["started_s"] = benchmark::Counter(started_s);
   };
   return benchmark::RegisterBenchmark(name.c_str(), std::move(body))
       ->UseManualTime()
