@@ -67,6 +67,13 @@ def main_parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="fix a channel parameter, e.g. --set buffers=4 --set primitive=futex",
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the record store and builds (default: ~/.cache/hspc-gen)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -97,6 +104,7 @@ def _main_command(argv: Sequence[str]) -> int:
         budget=args.budget,
         effort=args.effort,
         overrides=tuple(args.overrides),
+        cache=args.cache,
         json=args.json,
         quiet=args.quiet,
         command=shlex.join([PROG, *argv]),

@@ -35,6 +35,7 @@ class Options:
     budget: float | None
     effort: Effort
     overrides: tuple[str, ...]
+    cache: Path | None
     json: bool
     quiet: bool
     command: str
@@ -135,6 +136,7 @@ def run(options: Options) -> int:
         started=started,
         progress=progress,
         on_improve=writer.header,
+        cache=options.cache,
     )
     writer.header(tuned.winner, result_report.measured_lines(tuned))
     elapsed = time.monotonic() - started

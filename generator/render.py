@@ -93,7 +93,11 @@ def runtime_source() -> RuntimeSource:
 
     for root in RUNTIME_ROOTS:
         visit(root)
-    includes = sorted({inc for system, _ in parts.values() for inc in system})
+    # C and POSIX headers first, then the C++ library: the order clang-format's Google style wants.
+    includes = sorted(
+        {inc for system, _ in parts.values() for inc in system},
+        key=lambda name: (not name.endswith(".h"), name),
+    )
     bodies = [f"// ---- {rel} ----\n{parts[rel][1]}" for rel in order]
     return RuntimeSource(tuple(includes), "\n\n".join(bodies))
 

@@ -175,7 +175,7 @@ def measured_lines(tuned: Tuned) -> tuple[str, ...]:
         if ratio.n:
             lines.append(
                 f"efficiency: {ratio.median:.3f} (95% CI {ratio.ci95_low:.3f} to "
-                f"{ratio.ci95_high:.3f}; 1.0 = the slower of producer and consumer alone)"
+                f"{ratio.ci95_high:.3f}; 1.0 = the slower side alone)"
             )
     lines.append(
         f"decision margin: {decision.delta:.1%} (A/A noise floor {decision.noise_floor:.1%})"

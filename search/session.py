@@ -126,7 +126,7 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
     )
 
 
-def cache_dir() -> Path:
+def default_cache_dir() -> Path:
     """Records and builds live per user, across runs and output folders (FFTW's wisdom file)."""
     return Path.home() / ".cache" / "hspc-gen"
 
@@ -154,6 +154,7 @@ def tune_target(
     started: float,
     progress: Progress,
     on_improve: Callable[[ChannelParams], None],
+    cache: Path | None = None,
 ) -> Tuned:
     load = load_average()
     if busy(host, load):
@@ -161,8 +162,9 @@ def tune_target(
             f"warning: the machine is busy (load {load:.2f}); comparisons are less precise"
         )
     settings = settings_for(target, host, effort, started)
-    store = RecordStore(cache_dir() / "records", host.fingerprint)
-    toolchain = RealToolchain(host.fingerprint, host.compiler, cache_dir(), DEFAULT_SPIN_NS)
+    root = cache or default_cache_dir()
+    store = RecordStore(root / "records", host.fingerprint)
+    toolchain = RealToolchain(host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS)
     machinery = Machinery(store, toolchain, progress)
     outcome = tune(space_for(target, host, fixed), start, settings, machinery, on_improve)
     confirmation = None

@@ -5,7 +5,15 @@
 //   pop/try_pop/pop_for/consume; checks exactly-once, in-order, intact delivery and the sums;
 // - wakeups: pop_for timeouts on an empty channel, then flush waking a consumer blocked in
 //   pop/pop_for/consume, then close waking a blocked consumer.
+// Built against the runtime by meson, or against a header hspc-gen wrote (the whole runtime
+// re-wrapped in the app's namespace) by the end-to-end test: -DHSPC_GENERATED_HEADER="path"
+// -DHSPC_GENERATED_NAMESPACE=name.
+#ifdef HSPC_GENERATED_HEADER
+#include HSPC_GENERATED_HEADER
+namespace hspc = HSPC_GENERATED_NAMESPACE;
+#else
 #include "hspc/channel.hpp"
+#endif
 
 #include <atomic>
 #include <chrono>

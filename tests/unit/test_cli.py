@@ -125,7 +125,7 @@ def test_set_fixes_a_parameter_and_json_prints_the_result(tmp_path: Path) -> Non
     params = json.loads(done.stdout)["winner"]["params"]
     assert (params["primitive"], params["buffer_bytes"]) == ("condvar", 8192)
     header = (tmp_path / "example_channel.hpp").read_text()
-    assert "Primitive::condvar,  // primitive" in header
+    assert "/*primitive=*/Primitive::condvar," in header
 
 
 def test_the_same_inputs_give_the_same_header_bytes(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_the_header_is_self_contained_and_states_its_provenance() -> None:
     assert text.count("#pragma once") == 1
     for line in ("command:     hspc-gen", "fingerprint: 0123456789abcdef", "throughput: 5e+08"):
         assert line in text
-    assert "Primitive::futex,  // primitive" in text
+    assert "/*primitive=*/Primitive::futex," in text
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -109,3 +109,16 @@ def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
         line.strip()[: len('{"ca", &run_')] for line in files["main.cpp"].splitlines()
     }
     assert "include/hspc/channel.hpp" in files and "include/bench/harness.hpp" in files
+
+
+def test_the_header_is_clang_format_clean(tmp_path: Path) -> None:
+    header = tmp_path / "golden_channel.hpp"
+    header.write_text(render_header(spec()), encoding="utf-8")
+    style = Path(__file__).resolve().parents[2] / ".clang-format"
+    done = subprocess.run(
+        ["clang-format", f"--style=file:{style}", "--dry-run", "--Werror", str(header)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[:3000]

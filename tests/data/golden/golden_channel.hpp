@@ -4,8 +4,15 @@
 //   command:     hspc-gen --target examples/app.yaml --effort estimate
 //   host:        Golden CPU; 1 package(s), 2 core(s), 2 CPU(s), CMP
 //   fingerprint: 0123456789abcdef
-//   parameters:  padding_bytes=128 stack_offset_bytes=4096 buffers=4 buffer_bytes=16384 primitive=futex producer_cpu=-1 consumer_cpu=-1
-//   spin_ns:     2000
+//   parameters:
+//     padding_bytes=128
+//     stack_offset_bytes=4096
+//     buffers=4
+//     buffer_bytes=16384
+//     primitive=futex
+//     producer_cpu=-1
+//     consumer_cpu=-1
+//     spin_ns=2000
 //   measured:
 //     throughput: 5e+08 events/s (95% CI 4.9e+08 to 5.1e+08, 20 rounds)
 //
@@ -38,6 +45,11 @@
 //   - C++17, the standard library, POSIX threads and Linux (futex, sched_getaffinity) only.
 #pragma once
 
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <atomic>
 #include <cassert>
 #include <chrono>
@@ -45,14 +57,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
-#include <linux/futex.h>
 #include <mutex>
 #include <new>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/syscall.h>
 #include <type_traits>
-#include <unistd.h>
 #include <utility>
 
 namespace golden {
@@ -1070,15 +1077,16 @@ struct Tuning {
   std::size_t spin_ns;  // how long a spinning wait spins before it yields or blocks
 };
 
+// A CPU of -1 means not pinned.
 inline constexpr Tuning kTuning = {
-    128,  // padding_bytes
-    4096,  // stack_offset_bytes
-    4,  // buffers
-    16384,  // buffer_bytes
-    Primitive::futex,  // primitive
-    -1,  // producer_cpu (-1: not pinned)
-    -1,  // consumer_cpu (-1: not pinned)
-    2000,  // spin_ns
+    /*padding_bytes=*/128,
+    /*stack_offset_bytes=*/4096,
+    /*buffers=*/4,
+    /*buffer_bytes=*/16384,
+    /*primitive=*/Primitive::futex,
+    /*producer_cpu=*/-1,
+    /*consumer_cpu=*/-1,
+    /*spin_ns=*/2000,
 };
 
 // The channel at the tuned point; T may be any trivially copyable type.

@@ -1,0 +1,101 @@
+"""The product, for real: hspc-gen tunes the example with the real compiler, Meson, Ninja and
+Google Benchmark; the header it writes passes the channel's stress test; a re-run from the
+records measures nothing and writes the same bytes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUDGET = "45s"
+
+
+def hspc_gen(*args: str | Path, cwd: Path) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-m", "hspc_gen", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def runs(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, object], dict[str, object]]:
+    work = tmp_path_factory.mktemp("e2e")
+    args = ("--target", REPO / "examples" / "app.yaml", "--effort", "quick", "--budget", BUDGET,
+            "--cache", work / "cache", "--json")  # fmt: skip
+    cold = hspc_gen(*args, "--out", "cold", cwd=work)
+    warm = hspc_gen(*args, "--out", "warm", cwd=work)
+    return work, cold, warm
+
+
+def test_the_tuned_run_measures_and_reports_against_the_baselines(
+    runs: tuple[Path, dict[str, object], dict[str, object]],
+) -> None:
+    _, cold, _ = runs
+    winner = cold["winner"]
+    assert isinstance(winner, dict)
+    assert winner["events_per_second"]["median"] > 0
+    baselines = cold["baselines"]
+    assert isinstance(baselines, dict)
+    assert {"producer_alone", "consumer_alone"} <= set(baselines)
+    assert cold["efficiency"]["median"] > 0  # type: ignore[index]
+    assert cold["measured_plans"] > 0  # type: ignore[operator]
+    assert cold["candidates"]
+
+
+def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(
+    runs: tuple[Path, dict[str, object], dict[str, object]],
+) -> None:
+    work, cold, warm = runs
+    assert warm["measured_plans"] == 0
+    assert warm["cached_plans"] == cold["measured_plans"]
+    assert warm["winner"] == cold["winner"]
+    cold_header = (work / "cold" / "example_channel.hpp").read_bytes()
+    assert (work / "warm" / "example_channel.hpp").read_bytes() == cold_header
+
+
+def test_the_written_header_passes_the_stress_test(
+    runs: tuple[Path, dict[str, object], dict[str, object]],
+) -> None:
+    work, cold, _ = runs
+    primitive = cold["winner"]["params"]["primitive"]  # type: ignore[index]
+    exe = work / "stress"
+    build = subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O2",
+            "-pthread",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            f'-DHSPC_GENERATED_HEADER="{work / "cold" / "example_channel.hpp"}"',
+            "-DHSPC_GENERATED_NAMESPACE=example",
+            f"-DHSPC_STRESS_PRIMITIVE={primitive}",
+            f"-I{REPO / 'tests' / 'cpp'}",
+            str(REPO / "tests" / "cpp" / "stress.cpp"),
+            "-o",
+            str(exe),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0 and build.stderr == "", build.stderr
+    done = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    assert "FAIL" not in done.stdout and done.stdout.count("\nok ") >= 10
