@@ -73,24 +73,16 @@ def test_the_written_header_passes_the_stress_test(
     work, cold, _ = runs
     primitive = cold["winner"]["params"]["primitive"]  # type: ignore[index]
     exe = work / "stress"
+    flags = ["-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
+    header = work / "cold" / "example_channel.hpp"
+    defines = [
+        f'-DHSPC_GENERATED_HEADER="{header}"',
+        "-DHSPC_GENERATED_NAMESPACE=example",
+        f"-DHSPC_STRESS_PRIMITIVE={primitive}",
+    ]
+    source, include = REPO / "tests" / "cpp" / "stress.cpp", REPO / "tests" / "cpp"
     build = subprocess.run(
-        [
-            "g++",
-            "-std=c++17",
-            "-O2",
-            "-pthread",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            f'-DHSPC_GENERATED_HEADER="{work / "cold" / "example_channel.hpp"}"',
-            "-DHSPC_GENERATED_NAMESPACE=example",
-            f"-DHSPC_STRESS_PRIMITIVE={primitive}",
-            f"-I{REPO / 'tests' / 'cpp'}",
-            str(REPO / "tests" / "cpp" / "stress.cpp"),
-            "-o",
-            str(exe),
-        ],  # fmt: skip
+        ["g++", *flags, *defines, f"-I{include}", str(source), "-o", str(exe)],
         capture_output=True,
         text=True,
         check=False,
