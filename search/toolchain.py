@@ -35,8 +35,8 @@ class RealToolchain:
         key = RecordKey(
             self.fingerprint, project.source_hash, self.compiler, " ".join(MESON_OPTIONS)
         )
-        lazy = _LazyRunner(self, batch, workload)
-        return Prepared(key, lazy)
+        units = sum(1 for name in project.files if name.startswith("v_"))
+        return Prepared(key, _LazyRunner(self, batch, workload), build_units=units)
 
 
 class _LazyRunner:

@@ -9,11 +9,13 @@ with the same inputs measures nothing and an interrupted run resumes where it st
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hspc_gen.model import ChannelParams, Effort, Objective
+from hspc_gen.search import stats
 from hspc_gen.search.racing import Evaluation, RaceSettings, evaluate_batch
 from hspc_gen.search.records import (
     Plan,
@@ -39,7 +41,11 @@ SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
 MIN_EVENTS, MAX_EVENTS = 10_000, 50_000_000
 CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
 CONFIRM_TOP = 3
-MIN_BATCH_SECONDS = 5.0  # a batch started with less time than this could not finish a chunk
+# Time model of a batch, from builds on a 2-core VM: Meson's set-up and link, then ~0.8 s per
+# variant unit per core; a sample costs ~1.5x its timed part (set-up, pinning, the JSON line).
+BUILD_SETUP_SECONDS = 4.0
+UNIT_SECONDS = 0.8
+SAMPLE_OVERHEAD = 1.5
 MIN_CONFIRM_SECONDS = 10.0
 
 Runner = Callable[[Plan], RunResult]
@@ -51,6 +57,7 @@ class Prepared:
 
     key: RecordKey
     run: Runner  # builds on first use; a failed build answers every plan with compile_error
+    build_units: int = 0  # translation units a build would compile (for the time estimate)
 
 
 Toolchain = Callable[[Batch, Workload, tuple[str, ...]], Prepared]
@@ -201,10 +208,19 @@ def events_per_sample(machinery: Machinery, prepared: Prepared, batch: Batch, se
     return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
-def _out_of_time(store: RecordStore, key: RecordKey, deadline: float) -> bool:
+def batch_seconds(batch: Batch, stage: StageSpec, prepared: Prepared) -> float:
+    """A pessimistic guess of building the batch and running its first chunk of rounds."""
+    build = BUILD_SETUP_SECONDS + prepared.build_units * UNIT_SECONDS / (os.cpu_count() or 1)
+    arms = len(batch.candidates) + len(stage.baselines) + 1
+    return build + stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+
+
+def _out_of_time(store: RecordStore, key: RecordKey, deadline: float, needed: float) -> bool:
+    """Whether the batch must be left out: the cold run decides by the clock and records the cut,
+    so a re-run from the records leaves out exactly the same batches."""
     if was_cut(store, key, BATCH_CUT):
         return True
-    if time.monotonic() + MIN_BATCH_SECONDS < deadline:
+    if time.monotonic() + needed < deadline:
         return False
     record_cut(store, key, BATCH_CUT)
     return True
@@ -259,7 +275,8 @@ def tune(
         stage_history: list[StepResult] = []
         while (batch := strategy.propose(stage_history)) is not None:
             prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
-            if _out_of_time(machinery.store, prepared.key, staged.deadline):
+            needed = batch_seconds(batch, stage, prepared)
+            if _out_of_time(machinery.store, prepared.key, staged.deadline, needed):
                 exhausted = True
                 break
             _announce(machinery.progress, batch, best, staged.deadline)
