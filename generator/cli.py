@@ -19,14 +19,18 @@ from pathlib import Path
 from typing import NoReturn
 
 from hspc_gen import __version__
+from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import Effort
 from hspc_gen.pipeline import Options, run
+from hspc_gen.reports import comparison as comparison_report
+from hspc_gen.search.compare import compare
+from hspc_gen.target import load_target
 from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
-SUBCOMMANDS = ("host",)
+SUBCOMMANDS = ("host", "compare")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,7 +51,8 @@ def main_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Tune a producer/consumer channel for this host and write its C++ header.",
-        epilog="Other commands: 'hspc-gen host' shows the host topology.",
+        epilog="Other commands: 'hspc-gen host' shows the host topology; 'hspc-gen compare' "
+        "re-measures earlier winners side by side.",
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
     parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
@@ -89,6 +94,30 @@ def host_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def compare_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} compare",
+        description="Re-measure the winners of earlier runs side by side, in paired rounds.",
+    )
+    parser.add_argument("--target", required=True, type=Path, help="the app.yaml they tuned")
+    parser.add_argument("results", nargs="+", type=Path, help="hspc-result.json files")
+    parser.add_argument("--rounds", type=int, default=30, help="paired rounds (default 30)")
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    return parser
+
+
+def _compare_command(argv: Sequence[str]) -> int:
+    args = compare_parser().parse_args(argv)
+    if len(args.results) < 2 or not 6 <= args.rounds <= 200:
+        raise UserError("compare needs two or more results and --rounds between 6 and 200")
+    target = load_target(args.target)
+    comparison = compare(target, read_host(), args.results, args.rounds, args.cache)
+    document = comparison_report.to_json(comparison)
+    print(json_text(document) if args.json else comparison_report.render(comparison), end="")
+    return 0
+
+
 def _host_command(argv: Sequence[str]) -> int:
     args = host_parser().parse_args(argv)
     host = read_host(args.sysfs_root)
@@ -115,8 +144,10 @@ def _main_command(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        if args and args[0] in SUBCOMMANDS:
+        if args and args[0] == "host":
             return _host_command(args[1:])
+        if args and args[0] == "compare":
+            return _compare_command(args[1:])
         return _main_command(args)
     except UserError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)

@@ -226,7 +226,7 @@ def _out_of_time(store: RecordStore, key: RecordKey, deadline: float, needed: fl
     return True
 
 
-def _evaluate(
+def evaluate(
     batch: Batch,
     stage: StageSpec,
     settings: Settings,
@@ -280,7 +280,7 @@ def tune(
                 exhausted = True
                 break
             _announce(machinery.progress, batch, best, staged.deadline)
-            evaluation = _evaluate(batch, stage, staged, machinery, prepared)
+            evaluation = evaluate(batch, stage, staged, machinery, prepared)
             stage_history.append(evaluation.step)
             evaluations.append(evaluation)
             winner = evaluation.step.winner()
@@ -339,4 +339,4 @@ def confirm(
     deadline = max(settings.confirm_deadline, time.monotonic() + MIN_CONFIRM_SECONDS)
     fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
     prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
-    return _evaluate(batch, stage, fresh, machinery, prepared, drop=False)
+    return evaluate(batch, stage, fresh, machinery, prepared, drop=False)

@@ -149,3 +149,15 @@ def test_host_prints_a_summary_for_a_person() -> None:
     assert done.returncode == 0, done.stderr
     for heading in ("Packages", "Cores", "Caches", "Allowed"):
         assert heading in done.stdout
+
+
+def test_compare_refuses_fewer_than_two_results_and_files_that_are_not_results(
+    tmp_path: Path,
+) -> None:
+    one = hspc_gen("compare", "--target", EXAMPLE, EXAMPLE)
+    assert_one_clear_error(one, "two or more results")
+    junk = tmp_path / "junk.json"
+    junk.write_text("[1, 2]")
+    done = hspc_gen("compare", "--target", EXAMPLE, junk, junk, "--cache", tmp_path / "c")
+    assert_one_clear_error(done, "junk.json: not an hspc-result.json")
+    assert not (tmp_path / "c").exists()
