@@ -126,6 +126,7 @@ def run(options: Options) -> int:
             result_report.estimate_result(target, host, point, options.effort, elapsed), options
         )
         return 0
+    writer.header(point)  # the anytime result: improved as results come, final at the end
     progress = Progress(show=_progress_printer(options))
     tuned = session.tune_target(
         target,
