@@ -139,9 +139,9 @@ def run(options: Options) -> int:
         on_improve=writer.header,
         cache=options.cache,
     )
-    writer.header(tuned.winner, result_report.measured_lines(tuned))
-    elapsed = time.monotonic() - started
-    writer.reports(result_report.tuned_result(target, host, tuned, elapsed), options)
+    document = result_report.tuned_result(target, host, tuned, time.monotonic() - started)
+    writer.header(tuned.winner, result_report.measured_lines(document))
+    writer.reports(document, options)
     return 0
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from hspc_gen import __version__
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.model import ChannelParams, Effort, Objective
 from hspc_gen.search import stats
 from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.records import BASELINE_ARMS, Status
@@ -65,6 +65,13 @@ def _rate(summary: stats.Summary | None) -> dict[str, Any] | None:
     }
 
 
+def _figure(figure: stats.Figure) -> dict[str, Any] | None:
+    if figure.n == 0:
+        return None
+    low, high = _number(figure.ci95_low), _number(figure.ci95_high)
+    return {"median": _number(figure.median), "ci95": [low, high], "n": figure.n}
+
+
 def _candidates(evaluations: tuple[Evaluation, ...]) -> list[dict[str, Any]]:
     rows = []
     for evaluation in evaluations:
@@ -116,26 +123,24 @@ def tuned_result(target: Target, host: Host, tuned: Tuned, elapsed: float) -> di
         None,
     )
     samples = stats.group_by_arm(confirmation.race.samples) if confirmation else {}
-    ratio = stats.efficiency(samples, winner_id) if winner_id else None
+    latency = target.objective is Objective.latency
+    ratio = stats.efficiency(samples, winner_id) if winner_id and not latency else None
     document.update(
         winner={
             "id": winner_id,
             "params": tuned.winner.as_dict(),
             "spin_ns": tuned.spin_ns,
             "events_per_second": _rate(summaries.get(winner_id)) if winner_id else None,
+            "latency_ns": _figure(stats.latency(samples.get(winner_id or "", ())))
+            if latency
+            else None,
         },
         baselines={
             b: {"events_per_second": _rate(summaries.get(b))}
             for b in BASELINE_ARMS
             if b in summaries
         },
-        efficiency=None
-        if ratio is None or ratio.n == 0
-        else {
-            "median": _number(ratio.median),
-            "ci95": [_number(ratio.ci95_low), _number(ratio.ci95_high)],
-            "n": ratio.n,
-        },
+        efficiency=None if ratio is None else _figure(ratio),
         confirmation=_decisions((confirmation,))[0] if confirmation else None,
         decisions=_decisions(tuned.outcome.evaluations),
         candidates=_candidates(tuned.outcome.evaluations),
@@ -151,33 +156,36 @@ def tuned_result(target: Target, host: Host, tuned: Tuned, elapsed: float) -> di
     return document
 
 
-def measured_lines(tuned: Tuned) -> tuple[str, ...]:
-    """The header banner's figures: from the confirmation only, so they are byte-stable on a
-    re-run that replays the same records."""
-    confirmation = tuned.confirmation
-    if confirmation is None:
+def measured_lines(document: dict[str, Any]) -> tuple[str, ...]:
+    """The header banner's figures, from the result's confirmation figures only (never elapsed
+    times), so a re-run replaying the same records writes the same bytes."""
+    winner = document["winner"]
+    confirmation = document.get("confirmation")
+    if winner["events_per_second"] is None or confirmation is None:
         return ("nothing measured within the budget: parameters from host heuristics",)
-    decision = confirmation.step.decision
-    winner = decision.winner
-    lines = []
-    summary = decision.summaries.get(winner) if winner else None
-    if summary is not None and summary.n:
+    lines = [f"throughput: {_figure_text(winner['events_per_second'], '{:.4g}')} events/s"]
+    if winner.get("latency_ns"):
         lines.append(
-            f"throughput: {summary.median:.4g} events/s "
-            f"(95% CI {summary.ci95_low:.4g} to {summary.ci95_high:.4g}, {summary.n} rounds)"
+            f"latency (paced, push to pop): {_figure_text(winner['latency_ns'], '{:.0f}')} ns"
         )
     for base in ("producer_alone", "consumer_alone"):
-        s = decision.summaries.get(base)
-        if s is not None and s.n:
-            lines.append(f"{base}: {s.median:.4g} events/s")
-    if winner:
-        ratio = stats.efficiency(stats.group_by_arm(confirmation.race.samples), winner)
-        if ratio.n:
-            lines.append(
-                f"efficiency: {ratio.median:.3f} (95% CI {ratio.ci95_low:.3f} to "
-                f"{ratio.ci95_high:.3f}; 1.0 = the slower side alone)"
-            )
+        figure = (document["baselines"].get(base) or {}).get("events_per_second")
+        if figure:
+            lines.append(f"{base}: {figure['median']:.4g} events/s")
+    if document.get("efficiency"):
+        lines.append(
+            f"efficiency: {_figure_text(document['efficiency'], '{:.3f}')}"
+            " (1.0 = the slower side alone)"
+        )
     lines.append(
-        f"decision margin: {decision.delta:.1%} (A/A noise floor {decision.noise_floor:.1%})"
+        f"decision margin: {confirmation['margin']:.1%} over {confirmation['rounds']} paired rounds"
     )
     return tuple(lines)
+
+
+def _figure_text(figure: dict[str, Any], form: str) -> str:
+    low, high = figure["ci95"]
+    n = figure.get("n")
+    return (
+        f"{form.format(figure['median'])} (95% CI {form.format(low)} to {form.format(high)}, n={n})"
+    )

@@ -30,6 +30,13 @@ def _params(document: dict[str, Any]) -> list[str]:
 
 def _measured(document: dict[str, Any]) -> list[str]:
     lines = [f"- channel: {_rate(document['winner']['events_per_second'])}"]
+    latency = document["winner"].get("latency_ns")
+    if latency:
+        low, high = latency["ci95"]
+        lines.append(
+            f"- latency, push to pop (paced): {latency['median']:.0f} ns "
+            f"(95% CI {low:.0f} to {high:.0f}, n={latency['n']})"
+        )
     for name, figure in sorted((document.get("baselines") or {}).items()):
         lines.append(f"- {name}: {_rate(figure['events_per_second'])}")
     efficiency = document.get("efficiency")

@@ -59,7 +59,9 @@ def compare(
     stage = settings.stages[-1]
     batch = make_batch("compare", "compare", points, points[0], rounds)
     root = cache or default_cache_dir()
-    toolchain = RealToolchain(host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS)
+    toolchain = RealToolchain(
+        host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective
+    )
     machinery = Machinery(RecordStore(root / "records", host.fingerprint), toolchain, Progress())
     fresh = dataclasses.replace(settings, seed=COMPARE_SEED, deadline=float("inf"))
     prepared = toolchain(batch, stage.workload, stage.baselines)

@@ -40,14 +40,21 @@ class Invocation:
     workload: Workload
     params: Mapping[str, ChannelParams]  # candidate id -> params
     seconds_per_sample: float = 0.05
+    kind: str = "throughput"  # or "latency": paced single events, push-to-pop time
+
+
+# The latency objective's paced load: this much producer work between single events, so the
+# channel is idle when each event arrives (push-to-pop time, not queueing delay).
+LATENCY_PACE_NS = 2000.0
 
 
 def _line(head: str, plan: Plan, cpus: tuple[int, int], w: Workload) -> str:
     """`head` is NAME KIND VARIANT; the rest of the line is the sample's size, CPUs and work."""
+    pace = f" pace_ns={LATENCY_PACE_NS:g}" if " latency " in head else ""
     return (
         f"{head} {plan.events_per_sample} 1 {cpus[0]},{cpus[1]} "
         f"producer_ns={w.producer_ns:g} consumer_ns={w.consumer_ns:g} "
-        f"consumer_bytes={w.consumer_bytes}"
+        f"consumer_bytes={w.consumer_bytes}{pace}"
     )
 
 
@@ -68,7 +75,8 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
             variant = arm.removeprefix(AA_PREFIX)
             p = invocation.params[variant]
             cpus = (p.producer_cpu, p.consumer_cpu)
-            lines.append(_line(f"{name} throughput {variant}", plan, cpus, invocation.workload))
+            head = f"{name} {invocation.kind} {variant}"
+            lines.append(_line(head, plan, cpus, invocation.workload))
     return "\n".join(lines) + "\n"
 
 

@@ -164,7 +164,9 @@ def tune_target(
     settings = settings_for(target, host, effort, started)
     root = cache or default_cache_dir()
     store = RecordStore(root / "records", host.fingerprint)
-    toolchain = RealToolchain(host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS)
+    toolchain = RealToolchain(
+        host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective
+    )
     machinery = Machinery(store, toolchain, progress)
     outcome = tune(space_for(target, host, fixed), start, settings, machinery, on_improve)
     confirmation = None

@@ -244,8 +244,8 @@ def _ns_per_event(s: Sample) -> float:
 
 
 @dataclass(frozen=True)
-class Ratio:
-    """A per-round ratio's median and bootstrap interval (e.g. efficiency; 1.0 = perfect)."""
+class Figure:
+    """A reported figure: the median of per-round values and its bootstrap interval."""
 
     median: float
     ci95_low: float
@@ -253,14 +253,24 @@ class Ratio:
     n: int
 
 
-def efficiency(samples_by_arm: Mapping[str, Sequence[Sample]], arm: str) -> Ratio:
+def efficiency(samples_by_arm: Mapping[str, Sequence[Sample]], arm: str) -> Figure:
     """The paper's balance: max(producer-alone, consumer-alone time) over the pair's time for the
     same events, per round (both baselines run in the same round as the arm); 1.0 is perfect."""
     pair = by_round(samples_by_arm.get(arm, ()), _ns_per_event)
     alone = [by_round(samples_by_arm.get(b, ()), _ns_per_event) for b in _ALONE]
     rounds = sorted(set(pair).intersection(*alone))
     if not rounds:
-        return Ratio(math.nan, math.nan, math.nan, 0)
+        return Figure(math.nan, math.nan, math.nan, 0)
     values = np.array([max(a[r] for a in alone) / pair[r] for r in rounds], dtype=float)
     low, high = bootstrap_interval(values, median)
-    return Ratio(float(np.median(values)), low, high, len(values))
+    return Figure(float(np.median(values)), low, high, len(values))
+
+
+def latency(samples: Sequence[Sample]) -> Figure:
+    """Median push-to-pop latency (ns) over the samples that measured it."""
+    ordered = sorted(samples, key=lambda s: (s.round, s.wall_ns))
+    values = np.array([s.latency_ns for s in ordered if s.latency_ns is not None], dtype=float)
+    if values.size == 0:
+        return Figure(math.nan, math.nan, math.nan, 0)
+    low, high = bootstrap_interval(values, median)
+    return Figure(float(np.median(values)), low, high, int(values.size))

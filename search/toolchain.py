@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hspc_gen.model import Objective
 from hspc_gen.render import BenchVariant, bench_source, compiled_id, render_bench_files
 from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Status, Workload
@@ -23,6 +24,7 @@ class RealToolchain:
     compiler: str
     cache_dir: Path
     spin_ns: int
+    objective: Objective = Objective.throughput
 
     def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
         variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
@@ -63,5 +65,7 @@ class _LazyRunner:
             return RunResult(Status.compile_error, (), built.log[-4000:], failed)
         params = {c.id: c.params for c in self.batch.candidates if c.id not in failed}
         live = without_arms(plan, set(failed)) if failed else plan
-        result = run_plan(live, Invocation(built.executable, self.workload, params))
+        kind = "latency" if self.toolchain.objective is Objective.latency else "throughput"
+        invocation = Invocation(built.executable, self.workload, params, kind=kind)
+        result = run_plan(live, invocation)
         return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})
