@@ -85,7 +85,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def call(command: list[str], *, quiet: bool = False) -> None:
     """Runs one of our own commands (an argument list, never a shell); stops on failure."""
     stdout = subprocess.DEVNULL if quiet else None
-    subprocess.run(command, cwd=ROOT, check=True, stdout=stdout)  # noqa: S603 -- no shell
+    subprocess.run(command, cwd=ROOT, check=True, stdout=stdout)
 
 
 def meson() -> list[str]:
