@@ -42,6 +42,21 @@ void parses_a_plan() {
   BENCH_CHECK(plan.entries[2].kind == hb::Kind::producer_alone);
 }
 
+void parses_thread_keys() {
+  const hb::PlanResult plan = hb::parse_plan(
+      "p pairs cA 10 1 - pairs=2 cpus=0+0+0+0\n"
+      "f fanout cA 10 1 -1,-1 producers=2 consumers=5 consumer_ns=9\n"
+      "g fanout cA 10 1 - consumers=3 cpus=0+0+0+0\n");
+  BENCH_CHECK(plan.error.empty());
+  const hb::Workload& p = plan.entries[0].workload;
+  BENCH_CHECK(plan.entries[0].kind == hb::Kind::pairs && p.pairs == 2);
+  BENCH_CHECK((p.cpus == std::vector<int>{0, 0, 0, 0}));
+  const hb::Workload& f = plan.entries[1].workload;
+  BENCH_CHECK(plan.entries[1].kind == hb::Kind::fanout && f.producers == 2 && f.consumers == 5);
+  BENCH_CHECK(f.cpus.empty() && f.consumer_ns == 9 && f.pairs == 1);
+  BENCH_CHECK(plan.entries[2].workload.consumers == 3 && plan.entries[2].workload.producers == 1);
+}
+
 void rejects_bad_lines() {
   const char* bad[] = {
       "x throughput cA 1000 1",               // too few fields
@@ -55,6 +70,21 @@ void rejects_bad_lines() {
       "x throughput cA 10 1 - producer_ns=",  // empty value
       "x throughput cA 10 1 - consumer_ns=-1",
       "x throughput cA 10 1 - ring_bytes=0",
+      "x throughput cA 10 1 - pairs=2",                // thread keys on a two-thread kind
+      "x throughput cA 10 1 - cpus=0+0",               // so is cpus=
+      "x pairs cA 10 1 - consumers=2",                 // a fanout key on pairs
+      "x fanout cA 10 1 - pairs=2",                    // and a pairs key on fanout
+      "x pairs cA 10 1 - pairs=0",                     // no pairs
+      "x pairs cA 10 1 - pairs=129",                   // more than 256 threads
+      "x pairs cA 10 1 0,0 pairs=2",                   // CPUS column instead of cpus=
+      "x pairs cA 10 1 - pairs=2 cpus=0+0+0",          // a CPU per thread
+      "x pairs cA 10 1 - cpus=0+",                     // an empty item
+      "x pairs cA 10 1 - cpus=0+-1",                   // -1 is no CPU
+      "x pairs cA 10 1 - cpus=0,0",                    // '+' joins
+      "x pairs cA 10 1 - cpus=0+100000",               // a CPU this process cannot use
+      "x fanout cA 10 1 - producers=3 consumers=2",    // a producer without consumers
+      "x fanout cA 10 1 - consumers=65",               // over 64 for one producer
+      "x fanout cA 10 1 - producers=2 consumers=129",  // ditto
   };
   for (const char* line : bad) {
     const hb::PlanResult plan = hb::parse_plan(std::string("# ok\n") + line + "\n");
@@ -103,7 +133,9 @@ void runs_in_plan_order() {
       "z/first throughput cFutex 20000 2 -\n"
       "a/second producer_alone cCondvarPop 20000 1 -\n"
       "m/third round_trip cCondvarPop 500 1 - pace_ns=10\n"
-      "b/fourth upper_bound cFutex 20000 1 - consumer_ns=5\n");
+      "b/fourth upper_bound cFutex 20000 1 - consumer_ns=5\n"
+      "c/fifth pairs cFutex 5000 2 - pairs=2 cpus=0+0+0+0\n"
+      "d/sixth fanout cCondvarPop 5000 1 - producers=2 consumers=3\n");
   BENCH_CHECK(plan.error.empty());
   hb::Options opt;
   opt.deadline_s = 120;
@@ -130,8 +162,12 @@ void runs_in_plan_order() {
       BENCH_CHECK(run.counters.count(counter) == 1);
     }
     BENCH_CHECK(run.counters.at("verified").value == 1.0);
+    const hb::Workload& w = plan.entries[i].workload;
+    const bool many = i >= 4;  // pairs, fanout: EVENTS per producer; waits counted
     BENCH_CHECK(run.counters.at("events").value ==
-                static_cast<double>(plan.entries[i].workload.events));
+                static_cast<double>(w.events * (many ? w.pairs * w.producers : 1)));
+    BENCH_CHECK(run.counters.count("waits") == (many ? 1u : 0u));
+    BENCH_CHECK(run.counters.count("wait_ns") == (many ? 1u : 0u));
   }
   BENCH_CHECK(capture.runs[2].counters.count("latency_p50_ns") == 1);
   BENCH_CHECK(capture.runs[0].counters.count("latency_p50_ns") == 0);
@@ -142,6 +178,7 @@ void runs_in_plan_order() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   parses_a_plan();
+  parses_thread_keys();
   rejects_bad_lines();
   takes_its_own_flags();
   runs_in_plan_order();

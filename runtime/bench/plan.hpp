@@ -8,22 +8,31 @@
 //   NAME        the benchmark's name in Google Benchmark's output; no blanks (e.g. r3/c1a2b3c4d5)
 //   KIND        throughput | latency | round_trip | producer_alone | consumer_alone | p0_parallel
 //               | optimal | achievable | upper_bound  (baselines take the event type, and for
-//               achievable the buffer memory, from VARIANT)
+//               achievable the buffer memory, from VARIANT) | pairs | fanout
 //   VARIANT     an id of the rendered variant table
-//   EVENTS      events per sample (>= 1)
+//   EVENTS      events per sample (>= 1); for pairs and fanout, events per producer
 //   ITERATIONS  samples of this line (>= 1); counters are averaged over them
 //   CPUS        PRODUCER,CONSUMER logical CPU numbers (-1 leaves that side unpinned), or '-'
+//               ('-' for pairs and fanout, which pin through cpus=)
 //   KEY=VALUE   workload per event: producer_ns, consumer_ns (synthetic work, ns), consumer_bytes
 //               (consumer working set), pace_ns (latency kind: work between events), ring_bytes
-//               (the baselines' private ring, default 1024)
+//               (the baselines' private ring, default 1024); threads: pairs=N (pairs kind, default
+//               1), producers=P and consumers=K (fanout kind, defaults 1; K >= P, consumer j is
+//               producer j % P's, at most 64 per producer), cpus=LIST (pairs and fanout: one CPU
+//               per thread joined by '+', producers first, e.g. cpus=2+3+4+5 for pairs=2 is
+//               producers on 2, 3 and their consumers on 4, 5; no cpus= leaves all unpinned).
+//               At most 256 threads per sample.
 //
 // Example:
 //   # round 0
 //   r0/c1a2b3c4d5 throughput c1a2b3c4d5 2000000 1 1,0 producer_ns=40 consumer_ns=15
 //   r0/producer_alone producer_alone c1a2b3c4d5 2000000 1 1,0 producer_ns=40 consumer_ns=15
+//   r0/2p pairs c1a2b3c4d5 1000000 1 - pairs=2 cpus=0+1+0+1
+//   r0/1p3c fanout c1a2b3c4d5 1000000 1 - consumers=3 consumer_ns=90
 #pragma once
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
@@ -31,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/pairs.hpp"
 #include "bench/sides.hpp"
 #include "bench/thread_stats.hpp"
 #include "bench/variant.hpp"
@@ -94,6 +104,27 @@ inline std::string parse_cpus(const std::string& text, Workload& w) {
   return "";
 }
 
+// "2+3+4": CPUs this process may use, joined by '+'.
+inline bool parse_cpu_list(const std::string& text, std::vector<int>& out) {
+  out.clear();
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t plus = text.find('+', from);
+    int cpu = -1;
+    if (!parse_cpu(text.substr(from, plus - from), cpu) || cpu < 0) return false;
+    out.push_back(cpu);
+    if (plus == std::string::npos) return true;
+    from = plus + 1;
+  }
+}
+
+inline bool parse_count(const std::string& text, std::size_t& out) {
+  std::uint64_t v = 0;
+  if (!parse_u64(text, v) || v == 0 || v > kMaxSampleThreads) return false;
+  out = static_cast<std::size_t>(v);
+  return true;
+}
+
 inline std::string parse_key(const std::string& item, Workload& w) {
   const auto eq = item.find('=');
   const std::string key = item.substr(0, eq);
@@ -113,10 +144,44 @@ inline std::string parse_key(const std::string& item, Workload& w) {
     std::uint64_t bytes = 0;
     ok = parse_u64(value, bytes) && bytes > 0;
     w.ring_bytes = bytes;
+  } else if (key == "pairs") {
+    ok = parse_count(value, w.pairs);
+  } else if (key == "producers") {
+    ok = parse_count(value, w.producers);
+  } else if (key == "consumers") {
+    ok = parse_count(value, w.consumers);
+  } else if (key == "cpus") {
+    ok = parse_cpu_list(value, w.cpus);
   }
   if (ok) return "";
   return "bad KEY=VALUE '" + item +
-         "' (keys: producer_ns, consumer_ns, pace_ns, consumer_bytes, ring_bytes)";
+         "' (keys: producer_ns, consumer_ns, pace_ns, consumer_bytes, ring_bytes, pairs, "
+         "producers, consumers, cpus)";
+}
+
+// The thread keys against the kind: each only where it means something, and a shape that runs.
+inline std::string check_threads(Kind kind, const Workload& w) {
+  const bool pairs = kind == Kind::pairs;
+  const bool fanout = kind == Kind::fanout;
+  if (!pairs && w.pairs != 1) return "pairs= is for the pairs kind";
+  if (!fanout && (w.producers != 1 || w.consumers != 1)) {
+    return "producers= and consumers= are for the fanout kind";
+  }
+  if (!pairs && !fanout) return w.cpus.empty() ? "" : "cpus= is for the pairs and fanout kinds";
+  if (w.producer_cpu != -1 || w.consumer_cpu != -1) {
+    return "pairs and fanout take their CPUs from cpus=: CPUS must be '-'";
+  }
+  if (fanout && w.consumers < w.producers) return "fanout needs consumers >= producers";
+  if (fanout && (w.consumers + w.producers - 1) / w.producers > kMaxFanOutConsumers) {
+    return "fanout takes at most 64 consumers per producer";
+  }
+  const std::size_t threads = sample_threads(pairs, fanout, w);
+  if (threads > kMaxSampleThreads) return "more than 256 threads in one sample";
+  if (!w.cpus.empty() && w.cpus.size() != threads) {
+    return "cpus= lists " + std::to_string(w.cpus.size()) + " CPUs for " + std::to_string(threads) +
+           " threads (one per thread, producers first)";
+  }
+  return "";
 }
 
 inline std::string parse_line(const std::string& line, PlanEntry& e) {
@@ -134,7 +199,7 @@ inline std::string parse_line(const std::string& line, PlanEntry& e) {
   }
   std::string error = parse_cpus(cpus, e.workload);
   for (std::string item; error.empty() && in >> item;) error = parse_key(item, e.workload);
-  return error;
+  return error.empty() ? check_threads(e.kind, e.workload) : error;
 }
 
 }  // namespace detail

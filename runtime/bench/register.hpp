@@ -5,6 +5,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -104,9 +105,9 @@ namespace detail {
 
 // Sums over a benchmark's samples, reported as per-sample averages.
 struct Totals {
-  std::uint64_t samples = 0, events = 0, unverified = 0, latency_samples = 0;
+  std::uint64_t samples = 0, events = 0, unverified = 0, latency_samples = 0, wait_samples = 0;
   double cpu_producer = 0, cpu_consumer = 0, nivcsw_p = 0, nivcsw_c = 0, nvcsw_p = 0, nvcsw_c = 0,
-         migrations_p = 0, migrations_c = 0, p50 = 0, p99 = 0;
+         migrations_p = 0, migrations_c = 0, p50 = 0, p99 = 0, waits = 0, wait_ns = 0;
   bool migrations_known = true;
 
   void add(const Sample& s) {
@@ -126,6 +127,11 @@ struct Totals {
       ++latency_samples;
       p50 += s.latency_p50_ns;
       p99 += s.latency_p99_ns;
+    }
+    if (s.wait_ns >= 0) {
+      ++wait_samples;
+      waits += static_cast<double>(s.waits);
+      wait_ns += static_cast<double>(s.wait_ns);
     }
   }
 
@@ -151,6 +157,10 @@ struct Totals {
     if (latency_samples > 0) {
       st.counters["latency_p50_ns"] = Counter(p50 / static_cast<double>(latency_samples));
       st.counters["latency_p99_ns"] = Counter(p99 / static_cast<double>(latency_samples));
+    }
+    if (wait_samples > 0) {  // pairs, fanout: summed over all threads
+      st.counters["waits"] = Counter(waits / static_cast<double>(wait_samples));
+      st.counters["wait_ns"] = Counter(wait_ns / static_cast<double>(wait_samples));
     }
   }
 };
@@ -190,6 +200,12 @@ inline benchmark::internal::Benchmark* register_sample(
 // Registers every plan entry, in the plan's order; returns an error for an unknown variant id.
 inline std::string register_plan(Session& session, const std::vector<PlanEntry>& plan,
                                  const Variant* begin, const Variant* end) {
+  std::size_t threads = 2;
+  for (const PlanEntry& e : plan) {
+    threads = std::max(threads,
+                       sample_threads(e.kind == Kind::pairs, e.kind == Kind::fanout, e.workload));
+  }
+  extra_workers().ensure(threads - 2);  // every extra thread started now, before any timing
   for (const PlanEntry& e : plan) {
     const Variant* v = find_variant(begin, end, e.variant);
     if (v == nullptr)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "bench/event.hpp"
 #include "bench/thread_stats.hpp"
@@ -24,6 +25,10 @@ struct Workload {
   std::size_t ring_bytes = 1024;   // private ring of the baselines (the paper's 1 KiB buffer)
   int producer_cpu = -1;           // -1: not pinned
   int consumer_cpu = -1;
+  std::size_t pairs = 1;      // pairs kind: independent producer/consumer pairs
+  std::size_t producers = 1;  // fanout kind: producers, each handing buffers to its consumers
+  std::size_t consumers = 1;  // fanout kind: all consumers; consumer j is producer j % producers's
+  std::vector<int> cpus;      // pairs, fanout: a CPU per thread, producers first (empty: unpinned)
 };
 
 // One timed run. Wall time runs from the start gate until the consumer has the last event (the
@@ -37,6 +42,10 @@ struct Sample {
   double latency_p50_ns = -1.0;  // latency and round_trip kinds only
   double latency_p99_ns = -1.0;
   long consumer_tid = 0;  // the persistent worker's thread id (0: no consumer thread ran)
+  // pairs and fanout kinds (else -1): waits in the channels and the time spent in them, summed
+  // over all threads; producer, consumer and the ThreadStats above are sums over each role.
+  std::int64_t waits = -1;
+  std::int64_t wait_ns = -1;
 };
 
 // Everything samples share across a process: the work calibration and the persistent worker.

@@ -14,6 +14,7 @@
 
 #include "bench/baselines.hpp"
 #include "bench/contender.hpp"
+#include "bench/pairs.hpp"
 #include "bench/sample.hpp"
 
 namespace hspc_bench {
@@ -29,6 +30,8 @@ enum class Kind {
   optimal,
   achievable,
   upper_bound,
+  pairs,   // pairs=N producer/consumer pairs at once, a channel each (hspc channels only)
+  fanout,  // producers=P, each handing buffers round robin to its consumers=K (hspc channels only)
 };
 
 struct KindName {
@@ -46,6 +49,8 @@ inline constexpr KindName kKindNames[] = {
     {Kind::optimal, "optimal"},
     {Kind::achievable, "achievable"},
     {Kind::upper_bound, "upper_bound"},
+    {Kind::pairs, "pairs"},
+    {Kind::fanout, "fanout"},
 };
 
 // True and sets `out` if `name` is a kind's name.
@@ -91,6 +96,10 @@ Sample run(Kind kind, const Workload& w, Context& ctx) {
       return run_producer_alone<E>(w, ctx, A::kCapacityBytes ? A::kCapacityBytes : w.ring_bytes);
     case Kind::upper_bound:
       return run_upper_bound<E>(w, ctx);
+    case Kind::pairs:
+      return run_pairs<T, Launch>(w, ctx);
+    case Kind::fanout:
+      return run_fanout<T, Launch>(w, ctx);
   }
   return Sample{};
 }

@@ -1,0 +1,421 @@
+// Samples with many threads, for the thread-count search: `pairs` (N independent producer/consumer
+// pairs, each with its own channel) and `fanout` (P producers, each handing whole buffers round
+// robin to its own consumers through a BasicFanOut). Every thread waits at one start gate; the
+// clock stops when every consumer has its last event. Each producer pushes EVENTS events.
+//
+// Threads: producer 0 is the benchmark thread, consumer 0 the Context's persistent worker, every
+// other thread one of the extra persistent workers (created once per process, kept for the next
+// sample). Each pins itself to its CPU from Workload::cpus (producers first) and unpins after.
+//
+// Waiting is measured in the harness, around the channel: a producer tries try_push first and
+// times only the push that follows a refusal (no cost when it need not wait); a per-event consumer
+// does the same with try_pop and pop; a bulk consumer reads the clock once per buffer (at the end
+// of each consume callback) and adds the gap before a callback whose consume() counted a wait.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "bench/contender.hpp"
+#include "bench/sides.hpp"
+#include "hspc/channel.hpp"
+#include "hspc/fanout.hpp"
+
+namespace hspc_bench {
+
+// The largest samples a plan may ask for: threads in all, and consumers of one fan-out.
+inline constexpr std::size_t kMaxSampleThreads = 256;
+inline constexpr std::size_t kMaxFanOutConsumers = 64;
+static_assert(hspc::BasicFanOut<char, hspc::Primitive::futex, 2, 64, 0>::kMaxConsumers ==
+              kMaxFanOutConsumers);
+
+// The extra persistent threads of many-thread samples (see Worker for why persistent). Only the
+// benchmark thread uses them, one sample at a time.
+class WorkerPool {
+ public:
+  // Starts workers until there are n.
+  void ensure(std::size_t n) {
+    while (workers_.size() < n) workers_.push_back(std::make_unique<Worker>());
+  }
+  // The i-th extra worker, started now if it was not yet.
+  Worker& at(std::size_t i) {
+    ensure(i + 1);
+    return *workers_[i];
+  }
+  std::size_t size() const noexcept { return workers_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+// The process's one pool: register_plan sizes it before any sample runs.
+inline WorkerPool& extra_workers() {
+  static WorkerPool pool;
+  return pool;
+}
+
+// Threads a pairs or fanout sample runs (1 for other kinds: no extra workers needed).
+inline std::size_t sample_threads(bool pairs, bool fanout, const Workload& w) noexcept {
+  if (pairs) return 2 * w.pairs;
+  return fanout ? w.producers + w.consumers : 1;
+}
+
+namespace detail {
+
+// The hspc channel behind a variant-table type (a bare BasicChannel, or one driven as a
+// ChannelContender or PerEvent) and its fan-out; void for anything else, which these kinds decline.
+template <class T>
+struct HspcChannelOf {
+  using Channel = void;
+  using FanOut = void;
+};
+template <class T, hspc::Primitive P, std::size_t B, std::size_t BufferBytes, std::size_t Padding,
+          std::size_t Spin>
+struct HspcChannelOf<hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin>> {
+  using Channel = hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin>;
+  using FanOut = hspc::BasicFanOut<T, P, B, BufferBytes, Padding, Spin>;
+};
+template <class Ch>
+struct HspcChannelOf<ChannelContender<Ch>> : HspcChannelOf<Ch> {};
+template <class Ch>
+struct HspcChannelOf<PerEvent<Ch>> : HspcChannelOf<Ch> {};
+
+inline std::int64_t elapsed_ns(Clock::time_point a, Clock::time_point b) noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count();
+}
+
+// The start barrier of many threads: `arrivals` threads arrive and wait; the opener reads the
+// start time once all have arrived, then opens.
+class ManyGate {
+ public:
+  explicit ManyGate(std::size_t arrivals) noexcept : arrivals_(arrivals) {}
+
+  void arrive_and_wait() noexcept {
+    arrived_.fetch_add(1, std::memory_order_acq_rel);
+    wait_until_true([this] { return open_.load(std::memory_order_acquire); });
+  }
+  Clock::time_point open() noexcept {
+    wait_until_true([this] { return arrived_.load(std::memory_order_acquire) == arrivals_; });
+    const auto t0 = Clock::now();
+    open_.store(true, std::memory_order_release);
+    return t0;
+  }
+
+ private:
+  const std::size_t arrivals_;
+  alignas(64) std::atomic<std::size_t> arrived_{0};  // own line: written by every arriving thread
+  alignas(64) std::atomic<bool> open_{false};        // own line: polled by every waiting thread
+};
+
+// What one thread of a sample reports back.
+struct ThreadEnd {
+  Clock::time_point end{};   // when it finished (a consumer: when it took its last event)
+  std::int64_t wait_ns = 0;  // time it spent waiting in the channel
+  bool verified = true;      // a consumer: exactly its events, in order and intact
+};
+
+struct ThreadOutcome {
+  ThreadEnd end;
+  ThreadStats stats;
+};
+
+inline int cpu_of(const Workload& w, std::size_t thread) noexcept {
+  return thread < w.cpus.size() ? w.cpus[thread] : -1;
+}
+
+inline void add_stats(ThreadStats& sum, const ThreadStats& t) noexcept {
+  sum.cpu_ns += t.cpu_ns;
+  sum.nvcsw += t.nvcsw;
+  sum.nivcsw += t.nivcsw;
+  sum.migrations = (sum.migrations < 0 || t.migrations < 0) ? -1 : sum.migrations + t.migrations;
+}
+
+// The sample's record from every thread's outcome: threads [0, producers) are the producers.
+inline Sample sum_outcomes(const std::vector<ThreadOutcome>& out, std::size_t producers,
+                           Clock::time_point t0) {
+  Sample s;
+  s.verified = true;
+  s.wait_ns = 0;
+  Clock::time_point last = t0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    add_stats(i < producers ? s.producer : s.consumer, out[i].stats);
+    s.wait_ns += out[i].end.wait_ns;
+    s.verified = s.verified && out[i].end.verified;
+    last = std::max(last, out[i].end.end);
+  }
+  s.wall_ns = ns_between(t0, last);
+  return s;
+}
+
+// Runs body(i) on `producers + consumers` threads behind one gate; thread i < producers is a
+// producer (run through Launch, as in two_sided), the rest consumers.
+template <class Launch, class Body>
+Sample many_sided(const Workload& w, Context& ctx, std::size_t producers, std::size_t consumers,
+                  Body body) {
+  const std::size_t threads = producers + consumers;
+  std::vector<ThreadOutcome> out(threads);
+  ManyGate gate(threads - 1);
+  auto job = [&](std::size_t i) {
+    auto run = [&] {
+      ScopedPin pin(cpu_of(w, i));
+      ThreadProbe probe;
+      probe.start();
+      gate.arrive_and_wait();
+      out[i].end = body(i);
+      probe.stop_cheap();
+      out[i].stats = probe.finish();
+    };
+    if (i < producers) {
+      Launch::run(run);
+    } else {
+      run();
+    }
+  };
+  std::vector<Worker*> workers{&ctx.worker};
+  for (std::size_t i = 2; i < threads; ++i) workers.push_back(&extra_workers().at(i - 2));
+  workers[0]->post([&] { job(producers); });  // consumer 0 on the usual worker
+  for (std::size_t i = 1, next = 1; i < threads; ++i) {
+    if (i != producers) workers[next++]->post([&job, i] { job(i); });
+  }
+  Clock::time_point t0{};
+  Launch::run([&] {
+    ScopedPin pin(cpu_of(w, 0));
+    ThreadProbe probe;
+    probe.start();
+    t0 = gate.open();
+    out[0].end = body(0);
+    probe.stop_cheap();
+    for (Worker* worker : workers) worker->wait();
+    out[0].stats = probe.finish();
+  });
+  return sum_outcomes(out, producers, t0);
+}
+
+// A producer's whole run into q (a channel or a fan-out), timing only the pushes that wait.
+template <class E, class Q>
+ThreadEnd produce_timed(Q& q, const Workload& w, const Calibration& c) {
+  ProducerSide<E> side(w, c);
+  ThreadEnd end;
+  for (std::uint64_t i = 0; i < w.events; ++i) {
+    const E& ev = side.next(i);
+    if (q.try_push(ev)) continue;
+    const auto t = Clock::now();
+    q.push(ev);
+    end.wait_ns += elapsed_ns(t, Clock::now());
+  }
+  q.close();
+  end.end = Clock::now();
+  return end;
+}
+
+// Drains one consumer's stream into side (bulk with consume, or per event), timing its waits.
+// Q gives consume, pop, try_pop and consumer_waits for this consumer.
+template <bool Bulk, class E, class Q, class Side>
+std::int64_t drain_timed(Q& q, Side& side) {
+  std::int64_t wait_ns = 0;
+  if constexpr (Bulk) {
+    std::uint64_t waits = q.consumer_waits();
+    Clock::time_point idle_since = Clock::now();
+    auto on_run = [&](const E* events, std::size_t n) {
+      if (q.consumer_waits() != waits) {
+        waits = q.consumer_waits();
+        wait_ns += elapsed_ns(idle_since, Clock::now());
+      }
+      side.on_span(events, n);
+      idle_since = Clock::now();
+    };
+    while (q.consume(on_run) != 0) {
+    }
+    if (q.consumer_waits() != waits) wait_ns += elapsed_ns(idle_since, Clock::now());
+  } else {
+    E ev;
+    for (;;) {
+      if (!q.try_pop(ev)) {
+        const auto t = Clock::now();
+        const bool got = q.pop(ev);
+        wait_ns += elapsed_ns(t, Clock::now());
+        if (!got) break;
+      }
+      side.on_event(ev);
+    }
+  }
+  return wait_ns;
+}
+
+// Consumer k of a fan-out, with a channel's consumer interface.
+template <class FanOut>
+struct FanOutLane {
+  FanOut* fan;
+  std::size_t k;
+
+  template <class F>
+  std::size_t consume(F&& f) {
+    return fan->consume(k, std::forward<F>(f));
+  }
+  bool pop(typename FanOut::value_type& ev) { return fan->pop(k, ev); }
+  bool try_pop(typename FanOut::value_type& ev) { return fan->try_pop(k, ev); }
+  std::uint64_t consumer_waits() const noexcept { return fan->consumer_waits(k); }
+};
+
+// Events a consumer of a round-robin fan-out must get: consumer m of K receives buffers m, m + K,
+// ... of a stream of `events` events cut into buffers of `per_buffer` (the last one partial).
+inline std::uint64_t round_robin_share(std::uint64_t events, std::uint64_t per_buffer,
+                                       std::uint64_t m, std::uint64_t consumers) noexcept {
+  const std::uint64_t full = events / per_buffer;
+  const std::uint64_t rest = events % per_buffer;
+  const std::uint64_t full_buffers = full > m ? (full - 1 - m) / consumers + 1 : 0;
+  return full_buffers * per_buffer + (rest != 0 && full % consumers == m ? rest : 0);
+}
+
+}  // namespace detail
+
+// The consumer side of consumer m of K in a fan-out: the same work and working-set touch as
+// ConsumerSide, but it expects the fan-out's share of the stream (event j of its own is number
+// (m + (j / per_buffer) * K) * per_buffer + j % per_buffer) and checks every field stamp() sets.
+template <class E>
+class RoundRobinConsumerSide {
+ public:
+  RoundRobinConsumerSide(const Workload& w, const Calibration& c, std::size_t m,
+                         std::size_t consumers, std::size_t per_buffer)
+      : loops_(c.loops_for(w.consumer_ns)),
+        working_set_(w.consumer_bytes),
+        per_buffer_(per_buffer),
+        skip_((consumers - 1) * per_buffer),
+        expected_(detail::round_robin_share(w.events, per_buffer, m, consumers)) {
+    check_.next = m * per_buffer;
+  }
+
+  void on_event(const E& ev) noexcept { on_span(&ev, 1); }
+  // State copied into locals for the loop, as in ConsumerSide::on_span.
+  void on_span(const E* events, std::size_t n) noexcept {
+    Check check = check_;
+    std::uint64_t x = x_;
+    for (std::size_t i = 0; i < n; ++i) {
+      check.take(events[i], per_buffer_, skip_);
+      if (loops_ != 0) x = burn(loops_, x);
+      if (!working_set_.empty()) working_set_.touch(events[i].seq);
+    }
+    check_ = check;
+    x_ = x;
+  }
+  bool verified() const noexcept { return check_.mismatches == 0 && check_.taken == expected_; }
+  ~RoundRobinConsumerSide() { sink(x_ ^ working_set_.digest()); }
+
+ private:
+  struct Check {
+    std::uint64_t next = 0;       // the stream number the next event must carry
+    std::uint64_t in_buffer = 0;  // events taken from the current buffer
+    std::uint64_t taken = 0;
+    std::uint64_t mismatches = 0;
+    void take(const E& ev, std::uint64_t per_buffer, std::uint64_t skip) noexcept {
+      mismatches |= static_cast<std::uint64_t>(ev.seq ^ static_cast<typename E::Seq>(next));
+      if constexpr (E::kHasPayload) {
+        const auto tag = static_cast<std::uint8_t>(next);
+        mismatches |= static_cast<std::uint64_t>((ev.payload[0] ^ tag) |
+                                                 (ev.payload[sizeof(ev.payload) - 1] ^ tag));
+      }
+      ++taken;
+      ++next;
+      if (++in_buffer == per_buffer) {
+        in_buffer = 0;
+        next += skip;
+      }
+    }
+  };
+
+  std::uint64_t loops_;
+  std::uint64_t x_ = 1;
+  WorkingSet working_set_;
+  std::uint64_t per_buffer_;
+  std::uint64_t skip_;
+  std::uint64_t expected_;
+  Check check_;
+};
+
+namespace detail {
+
+inline Sample declined(const char* kind) {
+  std::fprintf(stderr, "hspc_bench: the %s kind needs an hspc channel variant\n", kind);
+  return Sample{};
+}
+
+}  // namespace detail
+
+// `pairs`: w.pairs producer/consumer pairs, each pair with its own channel of type T's.
+template <class T, class Launch = DirectLaunch>
+Sample run_pairs(const Workload& w, Context& ctx) {
+  using Ch = typename detail::HspcChannelOf<T>::Channel;
+  if constexpr (std::is_void_v<Ch>) {
+    return detail::declined("pairs");
+  } else {
+    using E = typename Ch::value_type;
+    const std::size_t n = w.pairs;
+    std::vector<std::unique_ptr<Ch>> channels;
+    for (std::size_t i = 0; i < n; ++i) channels.push_back(std::make_unique<Ch>());
+    auto body = [&](std::size_t i) {
+      if (i < n) return detail::produce_timed<E>(*channels[i], w, ctx.calibration);
+      ConsumerSide<E> side(w, ctx.calibration);
+      detail::ThreadEnd end;
+      end.wait_ns = detail::drain_timed<AsContenderT<T>::kBulk, E>(*channels[i - n], side);
+      end.end = Clock::now();
+      end.verified = side.verified(w.events);
+      return end;
+    };
+    Sample s = detail::many_sided<Launch>(w, ctx, n, n, body);
+    s.events = n * w.events;
+    s.waits = 0;
+    for (const auto& ch : channels) {
+      s.waits += static_cast<std::int64_t>(ch->producer_waits() + ch->consumer_waits());
+    }
+    return s;
+  }
+}
+
+// `fanout`: w.producers producers, each with a BasicFanOut (T's parameters) to its consumers;
+// consumer j belongs to producer j % producers.
+template <class T, class Launch = DirectLaunch>
+Sample run_fanout(const Workload& w, Context& ctx) {
+  using FanOut = typename detail::HspcChannelOf<T>::FanOut;
+  if constexpr (std::is_void_v<FanOut>) {
+    return detail::declined("fanout");
+  } else {
+    using E = typename FanOut::value_type;
+    const std::size_t p = w.producers;
+    std::vector<std::unique_ptr<FanOut>> fans;
+    for (std::size_t g = 0; g < p; ++g) {
+      fans.push_back(std::make_unique<FanOut>(w.consumers / p + (g < w.consumers % p ? 1 : 0)));
+    }
+    auto body = [&](std::size_t i) {
+      if (i < p) return detail::produce_timed<E>(*fans[i], w, ctx.calibration);
+      FanOut& fan = *fans[(i - p) % p];
+      const std::size_t m = (i - p) / p;
+      RoundRobinConsumerSide<E> side(w, ctx.calibration, m, fan.consumers(),
+                                     FanOut::kEventsPerBuffer);
+      detail::FanOutLane<FanOut> lane{&fan, m};
+      detail::ThreadEnd end;
+      end.wait_ns = detail::drain_timed<AsContenderT<T>::kBulk, E>(lane, side);
+      end.end = Clock::now();
+      end.verified = side.verified();
+      return end;
+    };
+    Sample s = detail::many_sided<Launch>(w, ctx, p, w.consumers, body);
+    s.events = p * w.events;
+    s.waits = 0;
+    for (const auto& fan : fans) {
+      std::uint64_t waits = fan->producer_waits();
+      for (std::size_t k = 0; k < fan->consumers(); ++k) waits += fan->consumer_waits(k);
+      s.waits += static_cast<std::int64_t>(waits);
+    }
+    return s;
+  }
+}
+
+}  // namespace hspc_bench
