@@ -257,6 +257,25 @@ void pinning() {
   }
 }
 
+// Bulk push spans slots and hands each over as it fills; bulk pop stops at a slot's end and
+// releases the slot it empties.
+void bulk_calls() {
+  BasicChannel<std::uint64_t, Primitive::futex, 3, 64, 0> ch;  // 8 events per slot
+  std::uint64_t in[12];
+  for (std::uint64_t i = 0; i < 12; ++i) in[i] = i;
+  ch.push(in, 12);  // one full slot published, 4 events pending
+  std::uint64_t out[16] = {};
+  HSPC_CHECK(ch.pop(out, 5) == 5 && out[0] == 0 && out[4] == 4, "first bulk pop");
+  HSPC_CHECK(ch.pop(out, 16) == 3 && out[0] == 5 && out[2] == 7, "bulk pop stops at the slot end");
+  std::uint64_t one = 0;
+  HSPC_CHECK(!ch.try_pop(one), "unflushed events visible");
+  ch.push(in, 0);  // nothing: no slot taken, nothing handed over
+  ch.close();
+  HSPC_CHECK(ch.pop(out, 0) == 0, "max_events 0");
+  HSPC_CHECK(ch.pop(out, 16) == 4 && out[0] == 8 && out[3] == 11, "the flushed rest");
+  HSPC_CHECK(ch.pop(out, 16) == 0 && ch.done(), "end of stream");
+}
+
 template <Primitive... Ps>
 void for_primitives() {
   (visibility_and_slots<Ps>(), ...);
@@ -272,6 +291,7 @@ int main() {
   counter_wrap<3>();
   counter_wrap<4>();
   emplace_forms();
+  bulk_calls();
   largest_buffers();
   destroy_with_events();
   stack_offset();

@@ -1,8 +1,9 @@
 // Threaded stress of BasicChannel for one primitive (HSPC_STRESS_PRIMITIVE, set per executable by
 // meson so that Ninja builds the primitives on both cores) over a table of buffers x buffer_bytes
 // x event size x padding x producer stack offset. Each variant runs:
-// - mixed: random (seeded) mixes of push/emplace/try_push with random flushes against
-//   pop/try_pop/pop_for/consume; checks exactly-once, in-order, intact delivery and the sums;
+// - mixed: random (seeded) mixes of push/emplace/try_push/bulk push with random flushes against
+//   pop/try_pop/bulk pop/pop_for/consume; checks exactly-once, in-order, intact delivery and the
+//   sums;
 // - wakeups: pop_for timeouts on an empty channel, then flush waking a consumer blocked in
 //   pop/pop_for/consume, then close waking a blocked consumer.
 // Built against the runtime by meson, or against a header hspc-gen wrote (the whole runtime
@@ -15,6 +16,7 @@ namespace hspc = HSPC_GENERATED_NAMESPACE;
 #include "hspc/channel.hpp"
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -35,6 +37,7 @@ using hspc_test::Rng;
 constexpr Primitive kPrimitive = Primitive::HSPC_STRESS_PRIMITIVE;
 constexpr std::uint32_t kMixedEvents = 120000 / hspc_test::kSlowdown;
 constexpr std::uint32_t kWakeRounds = 9;
+constexpr std::uint32_t kBulkMax = 37;  // odd, so bulk runs straddle slot boundaries
 constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 
 template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
@@ -81,9 +84,21 @@ std::uint64_t produce_mixed(Channel& ch, Rng rng, std::uint32_t events,
                             std::uint32_t flush_period) {
   using Ev = typename Channel::value_type;
   std::uint64_t sum = 0;
+  Ev run[kBulkMax];
   for (std::uint32_t seq = 0; seq < events; ++seq) {
     const Ev ev(seq);
     sum += ev.check;
+    if (rng.below(8) == 0) {  // a bulk push of up to kBulkMax events, maybe across slots
+      const std::uint32_t n = 1 + rng.below(std::min<std::uint32_t>(kBulkMax, events - seq));
+      run[0] = ev;
+      for (std::uint32_t i = 1; i < n; ++i) {
+        run[i] = Ev(seq + i);
+        sum += run[i].check;
+      }
+      ch.push(run, n);
+      seq += n - 1;
+      continue;
+    }
     switch (rng.below(4)) {
       case 0:
         ch.emplace(seq);
@@ -127,6 +142,11 @@ Tally<Ev> consume_mixed(Channel& ch, Rng rng) {
       tally.take(ev);
     } else if (op < 8) {
       if (ch.try_pop(ev)) tally.take(ev);
+    } else if (op < 9) {
+      Ev run[kBulkMax];
+      const std::size_t n = ch.pop(run, 1 + rng.below(kBulkMax));
+      if (n == 0) break;
+      for (std::size_t i = 0; i < n; ++i) tally.take(run[i]);
     } else if (op < 10) {
       if (ch.pop_for(ev, Micros(rng.below(200)))) {
         tally.take(ev);

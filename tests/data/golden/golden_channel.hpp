@@ -33,7 +33,8 @@
 //
 // Guarantees and preconditions:
 //   - T is trivially copyable. Exactly one thread produces (push, emplace, try_push, flush, close)
-//     and exactly one thread consumes (pop, try_pop, pop_for, consume, done).
+//     and exactly one thread consumes (pop, try_pop, pop_for, consume, done). push(ptr, n) and
+//     pop(ptr, max) move runs of events at once.
 //   - Every event pushed before close() is delivered exactly once and in order, whatever mix of
 //     pop, try_pop, pop_for and consume the consumer uses.
 //   - Events travel in whole buffers: a pushed event becomes visible to the consumer when its
@@ -56,6 +57,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 #include <new>
@@ -846,6 +848,23 @@ class BasicChannel {
     return true;
   }
 
+  // Appends n events at once, copied as bytes slot by slot (the fair peer of a ring's bulk
+  // push); hands each slot over as it fills. Blocks while every slot is in use.
+  void push(const T* events, std::size_t n) {
+    detail::ProducerCursor<T>& p = producer();
+    assert(!p.closed && "push after close()");
+    while (n != 0) {
+      if (p.fill == 0) take_free_slot();
+      const std::size_t room = kEventsPerBuffer - p.fill;
+      const std::size_t take = n < room ? n : room;
+      std::memcpy(static_cast<void*>(p.events + p.fill), events, take * sizeof(T));
+      p.fill += static_cast<std::uint32_t>(take);
+      events += take;
+      n -= take;
+      if (p.fill == kEventsPerBuffer) publish();
+    }
+  }
+
   // Hands a partly filled slot to the consumer now (nothing happens if it is empty).
   void flush() {
     if (producer().fill != 0) publish();
@@ -883,6 +902,19 @@ class BasicChannel {
     if (!holding_slot() && !next_slot(detail::deadline_after(timeout))) return false;
     take(out);
     return true;
+  }
+
+  // Blocks for the next run of events and copies up to max_events of it into out. Returns how
+  // many; 0 once closed and all delivered (or when max_events is 0).
+  std::size_t pop(T* out, std::size_t max_events) {
+    if (max_events == 0 || (!holding_slot() && !next_slot(detail::kForever))) return 0;
+    detail::ConsumerCursor<T>& c = consumer();
+    const std::size_t left = c.count - c.read;
+    const std::size_t n = left < max_events ? left : max_events;
+    std::memcpy(static_cast<void*>(out), c.events + c.read, n * sizeof(T));
+    c.read += static_cast<std::uint32_t>(n);
+    if (c.read == c.count) release_slot();
+    return n;
   }
 
   // Blocks for the next run of events (the rest of one slot), calls f(const T* data, size_t n)
