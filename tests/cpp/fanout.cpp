@@ -8,7 +8,14 @@
 //   consume hands over must be consecutive events (one buffer's worth, never two buffers mixed);
 // - wakeups: pop_for timeouts on empty channels, flushes waking the consumer blocked in
 //   pop/pop_for/consume whose turn it is, then close waking every blocked consumer.
+// Built against the runtime by meson, or against a header hspc-gen wrote, like stress.cpp:
+// -DHSPC_GENERATED_HEADER="path" -DHSPC_GENERATED_NAMESPACE=name.
+#ifdef HSPC_GENERATED_HEADER
+#include HSPC_GENERATED_HEADER
+namespace hspc = HSPC_GENERATED_NAMESPACE;
+#else
 #include "hspc/fanout.hpp"
+#endif
 
 #include <atomic>
 #include <chrono>
