@@ -45,7 +45,11 @@ EFFORT: Mapping[Effort, Mapping[str, object]] = {
     Effort.quick: {"rounds": 12},
     Effort.measure: {"rounds": 30},
     Effort.patient: {"rounds": 60},
-    Effort.exhaustive: {"rounds": 60},
+    # The ground truth for checking --effort measure: every buffers x buffer_bytes point of the
+    # memory bound under every allowed primitive (the paper's two decisive parameters, §4), with
+    # the work plugged in; padding and stack offset stay at the start (their sweeps are Stage One's
+    # and can be added with the `sweep` option).
+    Effort.exhaustive: {"rounds": 60, "sweep": ("buffers", "primitive")},
 }
 
 
