@@ -36,9 +36,11 @@ class Axis:
         return min(max(self.start, self.low), self.high)
 
     def grid(self) -> tuple[int, ...]:
+        """Geometric steps up and down from the start (so the first step is a whole one), and
+        both ends."""
         points = {self.low, self.high, self.first()}
-        x = float(self.low)
-        while x < self.high:
-            points.add(round(x))
-            x *= STEP
+        up = down = float(self.first())
+        while up < self.high or down > self.low:
+            up, down = up * STEP, down / STEP
+            points.update({round(up), round(down)})
         return tuple(sorted(p for p in points if self.low <= p <= self.high))

@@ -16,6 +16,8 @@ SMT_YIELD = 0.3
 """What a second hardware thread adds to its core: Saunders et al. measured 33-35% offloaded."""
 MAX_THREADS = 1024
 """The most threads the search considers (app.yaml's threads.* accept 1 to 1024)."""
+KEEP_UP_SLACK = 0.1
+"""Consumers per producer round the cost ratio up only past this much."""
 SEARCH_HEADROOM = 4
 """The ramp may go this many times past the first estimate before it gives up."""
 
@@ -146,8 +148,10 @@ class WorkCost:
             raise ValueError(f"work costs must be positive, wait ratio non-negative: {self}")
 
     def consumers_per_producer(self) -> int:
-        """Enough consumers to keep up with one producer when the consumer is the heavier side."""
-        return max(1, math.ceil(self.consumer_ns / self.producer_ns - 1e-9))
+        """Enough consumers to keep up with one producer when the consumer is the heavier side,
+        within KEEP_UP_SLACK: a measured cost a few percent over the producer's is noise or
+        close enough, and a second consumer would sit idle half its time."""
+        return max(1, math.ceil(self.consumer_ns / self.producer_ns - KEEP_UP_SLACK))
 
     def group_cpus(self, consumers_per_producer: int) -> float:
         """CPUs one producer and its consumers keep busy, unhindered: the slower side sets the

@@ -10,9 +10,11 @@ consumers), low utilisation is starvation, not the end of parallelism.
 
 from __future__ import annotations
 
-from hspc_gen.search.stats import MARGIN_FLOOR
 from hspc_gen.search.threads.measure import Point
 
+UTIL_SHARE = 0.25
+"""Added threads that raise the CPU utilisation by less than this share of their number found no
+more parallelism (a fixed threshold would fire on small steps and miss big ones)."""
 SHARP_RISE = 0.5
 """A per-event rate that grows by half or more in one step rises sharply."""
 IDLE_SHARE = 0.25
@@ -23,7 +25,8 @@ HIGH_WAIT = 0.10
 
 def guard(before: Point, after: Point, cores: int) -> str | None:
     """The termination condition the step from `before` to `after` trips, if any."""
-    no_parallelism = _rise(before.cpu_utilisation, after.cpu_utilisation) < MARGIN_FLOOR
+    added = _rise(before.config.threads, after.config.threads)
+    no_parallelism = _rise(before.cpu_utilisation, after.cpu_utilisation) < UTIL_SHARE * added
     if no_parallelism and after.wait_fraction < IDLE_SHARE:
         return "cpu_util"
     if after.wait_fraction < HIGH_WAIT:

@@ -31,6 +31,9 @@ class Config:
     placement: str = UNPINNED
     producer_cpus: tuple[int, ...] = ()  # one per producer when pinned
     consumer_cpus: tuple[int, ...] = ()  # one per consumer when pinned
+    replica: int = 0
+    """Above 0: an independently timed copy of the same configuration (an A/A arm), run
+    alongside it to pin down the noise of a reference every comparison shares."""
 
     def __post_init__(self) -> None:
         if self.producers < 1 or self.consumers < self.producers:
@@ -61,13 +64,20 @@ class Config:
 
     @property
     def label(self) -> str:
-        return f"{self.producers}p{self.consumers}c" + (
-            "" if not self.pinned else "@" + self.placement
-        )
+        where = "@" + self.placement if self.pinned else ""
+        copy = f"#{self.replica}" if self.replica else ""
+        return f"{self.producers}p{self.consumers}c{where}{copy}"
 
     def counts(self) -> Config:
         """The same counts, unpinned."""
         return Config(self.producers, self.consumers)
+
+    def original(self) -> Config:
+        """What a replica is a copy of (itself when it is not one)."""
+        return dataclasses.replace(self, replica=0)
+
+    def copy(self, replica: int) -> Config:
+        return dataclasses.replace(self, replica=replica)
 
 
 @dataclass(frozen=True)
@@ -142,6 +152,9 @@ class Lab:
         self._measure = measure
         self._samples: dict[Config, list[ThreadSample]] = {}
         self._next_round = 0
+        # The search asks the same question again until new rounds arrive; a bootstrap is dear.
+        self._compared: dict[tuple[Config, Config, int, int], Relative] = {}
+        self._points: dict[tuple[Config, int], Point] = {}
 
     def run(self, configs: Sequence[Config], rounds: int) -> int:
         """Measure the configurations together; returns the first global round number used."""
@@ -167,6 +180,12 @@ class Lab:
 
     def compare(self, candidate: Config, reference: Config, since: int = 0) -> Relative:
         """Throughput of candidate over reference on the rounds (from `since`) both ran in."""
+        key = (candidate, reference, since, self._next_round)
+        if key not in self._compared:
+            self._compared[key] = self._compare(candidate, reference, since)
+        return self._compared[key]
+
+    def _compare(self, candidate: Config, reference: Config, since: int) -> Relative:
         c = stats.compare(
             self.samples(candidate, since), self.samples(reference, since), _ns_per_event
         )
@@ -175,6 +194,12 @@ class Lab:
         return Relative(1.0 / c.ratio, 1.0 / c.ci_high, 1.0 / c.ci_low, c.n)
 
     def point(self, config: Config) -> Point:
+        key = (config, self._next_round)
+        if key not in self._points:
+            self._points[key] = self._point(config)
+        return self._points[key]
+
+    def _point(self, config: Config) -> Point:
         runs = self._samples.get(config, [])
         summary = stats.summarize([ts.sample for ts in runs])
         wall_s = np.array([ts.sample.wall_ns / 1e9 for ts in runs], dtype=float)
@@ -195,7 +220,7 @@ class Lab:
         )
 
     def curve(self) -> tuple[Point, ...]:
-        return tuple(self.point(c) for c in self.measured())
+        return tuple(self.point(c) for c in self.measured() if not c.replica)
 
 
 def _median(values: np.ndarray) -> float:

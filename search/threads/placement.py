@@ -82,18 +82,23 @@ def _tuples(producers: dict[int, int], consumers: dict[int, int]) -> Assignment:
 def _llc_pools(shape: TopologyShape, cpus: Sequence[int]) -> list[list[int]]:
     """Each last-level cache's usable CPUs, cores first; caches without CPU 0 first."""
     allowed = set(cpus)
-    groups = [[c for c in g if c in allowed] for g in shape.llc_groups()]
-    groups = [g for g in groups if g]
-    return [_cores_first(shape, g) for g in sorted(groups, key=lambda g: (0 in g, g))]
+    groups = sorted(shape.llc_groups(), key=lambda g: (0 in g, g))
+    usable = [[c for c in g if c in allowed] for g in groups]
+    return [_cores_first(shape, g) for g in usable if g]
 
 
 def _compact(shape: TopologyShape, config: Config, cpus: Sequence[int]) -> Assignment | None:
     for slots in _llc_pools(shape, cpus):
         if len(slots) >= config.threads:
-            found = _assign(shape, config, lambda _g, s=slots: s)
+            found = _assign(shape, config, _same_pool(slots))
             if found is not None:
                 return found
     return None
+
+
+def _same_pool(slots: list[int]) -> Callable[[int], list[int]]:
+    """Every group draws from one shared pool."""
+    return lambda _group: slots
 
 
 def _spread(shape: TopologyShape, config: Config, cpus: Sequence[int]) -> Assignment | None:

@@ -16,6 +16,7 @@ from hspc_gen.search.stats import MARGIN_FLOOR
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.capacity import (
+    KEEP_UP_SLACK,
     MAX_THREADS,
     Estimate,
     TopologyShape,
@@ -97,27 +98,35 @@ class Recommendation:
         }
 
 
-def axis_for(producers: Count, consumers: Count, est: Estimate) -> Axis:
-    """The count to search: producer groups when both are auto, else the auto one."""
+def axes_for(producers: Count, consumers: Count, cost: WorkCost, est: Estimate) -> list[Axis]:
+    """The counts to search: producer groups when both are auto (at the consumer ratio rounded
+    up, and down too when the ratio lies between), else the auto one."""
     k = est.consumers_per_producer
     if producers == "auto" and consumers == "auto":
-        high = max(1, est.max_threads // (1 + k))
-        return Axis("groups", 1, high, max(1, est.producers // 2), k)
+        ratios = (
+            [k, k - 1] if k > 1 and cost.consumer_ns / cost.producer_ns < k - KEEP_UP_SLACK else [k]
+        )
+        return [_groups(est, r) for r in ratios]
     if producers == "auto":
         assert consumers != "auto"
-        return Axis(
-            "producers", 1, consumers, min(consumers, max(1, round(consumers / k))), consumers
-        )
+        start = min(consumers, max(1, round(consumers / k)))
+        return [Axis("producers", 1, consumers, start, consumers)]
     if consumers == "auto":
         span = max(2 * k, MIN_CONSUMER_SPAN)
         high = max(producers, min(est.max_threads - producers, producers * span))
-        return Axis("consumers", producers, high, min(producers * k, high), producers)
+        return [Axis("consumers", producers, high, min(producers * k, high), producers)]
     if consumers < producers:
         raise UserError(
             f"threads.consumers ({consumers}) is less than threads.producers ({producers}): "
             "every producer hands its buffers to consumers of its own"
         )
-    return Axis("consumers", consumers, consumers, consumers, producers)
+    return [Axis("consumers", consumers, consumers, consumers, producers)]
+
+
+def _groups(est: Estimate, k: int) -> Axis:
+    high = max(1, est.max_threads // (1 + k))
+    start = max(1, est.producers * (1 + est.consumers_per_producer) // (1 + k) // 2)
+    return Axis("groups", 1, high, min(start, high), k)
 
 
 def recommend(
@@ -132,11 +141,12 @@ def recommend(
 ) -> Recommendation:
     est = estimate(shape, cost, max_threads)
     lab = Lab(measure)
-    counts = search_count(lab, axis_for(producers, consumers, est), shape.cores, shape.virtual)
+    axes = axes_for(producers, consumers, cost, est)
+    counts = search_count(lab, axes, shape.cores, shape.virtual)
     margin = max(MARGIN_FLOOR, counts.tolerance)
     choice = placement.choose(lab, shape, counts.chosen, pin, margin)
     chosen = choice.chosen
-    curve = tuple(lab.point(c) for c in lab.measured() if not c.pinned)
+    curve = tuple(lab.point(c) for c in lab.measured() if not (c.pinned or c.replica))
     evidence = Evidence(
         capacity=shape.to_json(),
         estimate=est,

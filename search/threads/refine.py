@@ -14,11 +14,14 @@ import math
 from collections.abc import Sequence
 
 from hspc_gen.search.threads.axis import Axis
-from hspc_gen.search.threads.duel import Duels, Verdict
+from hspc_gen.search.threads.duel import Duels
+from hspc_gen.search.threads.knee import settle
 from hspc_gen.search.threads.measure import Config
 
-RESOLUTION = 0.10
-"""Counts within this share of each other are not told apart."""
+RESOLUTION = 0.05
+"""Around the peak, counts within this share of each other are not told apart."""
+PROBE_RESOLUTION = 0.06
+"""Below the smallest good count, probes go on until the gap is this small."""
 MAX_PROBES = 24
 
 
@@ -26,10 +29,10 @@ def measured_counts(duels: Duels, axis: Axis) -> list[int]:
     return sorted(axis.count(c) for c in duels.lab.measured() if axis.config(axis.count(c)) == c)
 
 
-def _middle(n: int, neighbour: int) -> int | None:
+def _middle(n: int, neighbour: int, resolution: float = RESOLUTION) -> int | None:
     low, high = sorted((n, neighbour))
     mid = round(math.sqrt(low * high))
-    if high <= low * (1.0 + RESOLUTION) or not low < mid < high:
+    if high <= low * (1.0 + resolution) or not low < mid < high:
         return None
     return mid
 
@@ -53,41 +56,32 @@ def refine_peak(duels: Duels, axis: Axis, peak: Config) -> Config:
         probe = _widest_gap(duels, axis, peak)
         if probe is None:
             break
-        if duels.step(peak, axis.config(probe))[0] is Verdict.better:
+        # The point estimate picks the peak: a count a little better but not beyond the margin
+        # is still the better reference for "within tolerance of the best".
+        if duels.step(peak, axis.config(probe))[1].gain > 1.0:
             peak = axis.config(probe)
     return peak
 
 
-def _probe(axis: Axis, grid: Sequence[int], below: Sequence[int], chosen: int) -> int | None:
+def _probe(grid: Sequence[int], below: Sequence[int], chosen: int) -> int | None:
     """The next count to try under the smallest good one, or None when resolved."""
     if not below:
         lower = [n for n in grid if n < chosen]
         return lower[-1] if lower else None
-    return _middle(below[-1], chosen)
+    return _middle(below[-1], chosen, PROBE_RESOLUTION)
 
 
-def smallest_good(duels: Duels, axis: Axis, grid: Sequence[int], best: Config) -> Config:
+def smallest_good(
+    duels: Duels, axis: Axis, grid: Sequence[int], best: Config
+) -> tuple[Config, Config]:
+    """Probe down from the best until the smallest good count is bracketed, then let the fresh
+    sweep around the line (knee.settle) decide: (the answer, the best)."""
     top = axis.count(best)
-    good: list[int] = [top]
     for _ in range(MAX_PROBES):
         counts = sorted({n for n in measured_counts(duels, axis) if n <= top} | {top})
         good = [n for n in counts if duels.good(best, axis.config(n))]
-        probe = _probe(axis, grid, [n for n in counts if n < good[0]], good[0])
+        probe = _probe(grid, [n for n in counts if n < good[0]], good[0])
         if probe is None:
             break
         duels.good(best, axis.config(probe))
-    for n in good:
-        if duels.confirmed(best, axis.config(n)):
-            return axis.config(n)
-    return best
-
-
-def trim_consumers(duels: Duels, best: Config, chosen: Config) -> Config:
-    """Fewer consumers per producer while still good: consumers a producer cannot keep busy sit
-    idle (Netflix's rule), and more of them buy nothing."""
-    for fewer in range(chosen.consumers_per_producer - 1, 0, -1):
-        candidate = Config(chosen.producers, chosen.producers * fewer)
-        if not (duels.good(best, candidate) and duels.confirmed(best, candidate)):
-            break
-        chosen = candidate
-    return chosen
+    return settle(duels, axis, best, measured_counts(duels, axis))

@@ -11,13 +11,14 @@ and the ramp walks down. Then refine.py refines the bracket and settles on the s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.duel import Duels, Verdict
 from hspc_gen.search.threads.guards import guard
 from hspc_gen.search.threads.measure import Config, Lab
-from hspc_gen.search.threads.refine import refine_peak, smallest_good, trim_consumers
+from hspc_gen.search.threads.refine import refine_peak, smallest_good
 
 STRONG_GAIN = 0.15
 """A step gaining this much with calm guards jumps two grid points (Thread Reinforcer's T_step)."""
@@ -87,16 +88,28 @@ class Ramp:
         return best
 
 
-def search_count(lab: Lab, axis: Axis, cores: int, virtual: bool) -> CountResult:
-    """The recommended counts along `axis`, and why the ramp stopped."""
-    tolerance = VM_TOLERANCE if virtual else TOLERANCE
-    if axis.low == axis.high:
-        return CountResult(axis.config(axis.low), axis.config(axis.low), "fixed", tolerance)
-    duels = Duels(lab, tolerance)
+def _search(duels: Duels, axis: Axis, cores: int) -> CountResult:
     ramp = Ramp(duels, axis, cores)
     best, termination = ramp.climb()
-    best = refine_peak(duels, axis, best)
-    chosen = smallest_good(duels, axis, ramp.grid, best)
-    if axis.kind == "groups":
-        chosen = trim_consumers(duels, best, chosen)
-    return CountResult(chosen, best, termination, tolerance)
+    chosen, best = smallest_good(duels, axis, ramp.grid, refine_peak(duels, axis, best))
+    return CountResult(chosen, best, termination, duels.tolerance)
+
+
+def search_count(lab: Lab, axes: Sequence[Axis], cores: int, virtual: bool) -> CountResult:
+    """The recommended counts, and why the ramp stopped. Several axes are several consumer
+    ratios (the consumers per producer rounded up and down): each is searched, and the answer
+    with fewer threads wins unless the other's best is better beyond the tolerance."""
+    tolerance = VM_TOLERANCE if virtual else TOLERANCE
+    if all(axis.low == axis.high for axis in axes):
+        fixed = axes[0].config(axes[0].low)
+        return CountResult(fixed, fixed, "fixed", tolerance)
+    duels = Duels(lab, tolerance)
+    results = [_search(duels, axis, cores) for axis in axes]
+    top = results[0]
+    for other in results[1:]:
+        if duels.step(top.best, other.best)[1].gain > 1.0:
+            top = other
+    for result in sorted(results, key=lambda r: (r.chosen.threads, r.chosen)):
+        if duels.good(top.best, result.chosen) and duels.confirmed(top.best, result.chosen):
+            return CountResult(result.chosen, top.best, result.termination, tolerance)
+    return top

@@ -98,6 +98,11 @@ def _pool_speed(shape: TopologyShape, runnable: float, threads: int) -> float:
     return speed * _throttle(shape, min(runnable, cpus))
 
 
+def _quota_share(shape: TopologyShape, busy: float) -> float:
+    quota = shape.cpu_quota
+    return 1.0 if quota is None or busy <= quota else quota / busy
+
+
 def _throttle(shape: TopologyShape, busy: float) -> float:
     quota = shape.cpu_quota
     if quota is None or busy <= quota:
@@ -123,7 +128,9 @@ def _unpinned(shape: TopologyShape, w: SimWorkload, config: Config) -> Operating
     events = float(groups.sum())
     idle = config.producers - float((groups / rho_p).sum()) + config.consumers
     idle -= float((groups / rho_c).sum())
+    # CPU time actually had: no more than the CPUs, nor than the quota.
     share = min(1.0, len(shape.places) / runnable) if runnable > 0 else 1.0
+    share = min(share, _quota_share(shape, runnable * share))
     return Operating(
         events_per_s=events * 1e9,
         producer_cpus=events * ep / speed * share,
@@ -198,6 +205,7 @@ def _pinned(shape: TopologyShape, w: SimWorkload, config: Config) -> Operating:
         speed = 0.5 * speed + 0.5 * new
     load = np.bincount(t.cpu, weights=occupancy)
     busy = occupancy / np.maximum(1.0, load[t.cpu])
+    busy *= _quota_share(shape, float(busy.sum()))
     idle = float(np.sum(1.0 - rate / rho))
     return Operating(
         events_per_s=float(group_rate.sum()) / usl * 1e9,

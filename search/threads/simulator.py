@@ -80,6 +80,7 @@ class SimulatedHost:
         self._cache: dict[Config, Operating] = {}
 
     def operating(self, config: Config) -> Operating:
+        config = config.original()  # a replica runs the very same threads
         if config not in self._cache:
             self._cache[config] = operating_point(self.shape, self.workload, config)
         return self._cache[config]

@@ -1,0 +1,134 @@
+"""hspc_gen.search.threads.recommend: issue 5's acceptance on the simulated host, fixed counts,
+determinism, and the `recommendation` object of hspc-result.json (a reviewed golden)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hspc_gen.errors import UserError
+from hspc_gen.host import read_host
+from hspc_gen.search.threads.capacity import TopologyShape, estimate
+from hspc_gen.search.threads.placement import SIBLINGS
+from hspc_gen.search.threads.recommend import Recommendation, recommend
+from hspc_gen.search.threads.simulator import WORKLOADS, SimulatedHost, count_grid
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SEED = 20240605
+
+
+def recorded(name: str) -> TopologyShape:
+    return TopologyShape.from_host(read_host(DATA / "sysfs" / name / "sys"))
+
+
+SHAPES = {
+    "epyc-2c-vm": recorded("epyc-2c-vm"),  # this machine: 2 CPUs, no SMT, a VM
+    "2c-metal": TopologyShape.uniform(cores_per_package=2),
+    "1s-4c-8t": recorded("1s-4c-8t"),
+    "2s-4c-nosmt": recorded("2s-4c-nosmt"),
+    "1s-8c-split-l3": recorded("1s-8c-split-l3"),  # an 8-core part with two LLC groups
+    "2s-8c-2t": recorded("2s-8c-2t"),
+    "64c-128t": TopologyShape.uniform(cores_per_package=64, threads_per_core=2, llc_per_package=8),
+    "16cpu-quota-3": TopologyShape.uniform(cores_per_package=16, cpu_quota=3.0),
+}
+
+
+def run(
+    shape: TopologyShape, workload: str, seed: int = SEED, **counts: int
+) -> tuple[Recommendation, SimulatedHost]:
+    w = next(x for x in WORKLOADS if x.name == workload)
+    sim = SimulatedHost(shape, w, noise=0.10, seed=seed)
+    return recommend(shape, sim.probe(), sim.measure, **counts), sim  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("workload", [w.name for w in WORKLOADS])
+@pytest.mark.parametrize("shape_name", list(SHAPES))
+def test_the_recommendation_is_near_the_best_with_few_threads(
+    shape_name: str, workload: str
+) -> None:
+    shape = SHAPES[shape_name]
+    rec, sim = run(shape, workload)
+    truth = sim.ground_truth(count_grid(estimate(shape, sim.probe()).max_threads), (0.95,))
+    share = sim.true_throughput(rec.config()) / truth.best_events_per_s
+    assert share >= 0.95, f"{rec.config().label} reaches {share:.3f} of {truth.best.label}"
+    assert rec.threads <= 1.25 * truth.threads_for[0.95], (
+        f"{rec.config().label} uses {rec.threads} threads; {truth.threads_for[0.95]} reach 95%"
+    )
+    used = set(rec.producer_cpus + rec.consumer_cpus)
+    if rec.threads < len(shape.cpus):
+        assert 0 not in used, "CPU 0 is used although the other CPUs suffice"
+    assert used <= set(shape.cpus)
+    if rec.placement == SIBLINGS:
+        trials = {t.config.placement: t for t in rec.evidence.placements}
+        others = [t.gain for name, t in trials.items() if name != SIBLINGS]
+        assert trials[SIBLINGS].gain > max(others, default=1.0) * 1.03
+
+
+def test_the_evidence_shows_the_curve_the_os_metrics_and_the_termination() -> None:
+    rec, _ = run(SHAPES["2s-8c-2t"], "lock_limited")
+    data = rec.to_json()
+    assert set(data) == {
+        "producers",
+        "consumers",
+        "consumers_per_producer",
+        "cpus",
+        "pinned",
+        "placement",
+        "taskset",
+        "omp_places",
+        "evidence",
+    }
+    evidence = data["evidence"]
+    assert isinstance(evidence, dict)
+    assert evidence["termination"] == rec.termination
+    assert rec.termination in {"peak", "knee", "cpu_util", "voluntary_switches", "migrations"}
+    curve = evidence["curve"]
+    assert isinstance(curve, list) and len(curve) >= 4
+    for point in curve:
+        low, high = point["ci95"]
+        assert low <= point["events_per_s"] <= high
+        assert point["cpu_utilisation"] > 0 and point["migrations_per_s"] >= 0
+    assert [p["threads"] for p in curve] == sorted(p["threads"] for p in curve)
+    json.dumps(data)  # plain JSON throughout
+
+
+def test_fixed_counts_are_respected_and_auto_ones_searched() -> None:
+    shape = SHAPES["2s-8c-2t"]
+    rec, _ = run(shape, "consumer_heavy", producers=4)
+    assert rec.producers == 4 and rec.consumers >= 4
+    rec, _ = run(shape, "consumer_heavy", consumers=12)
+    assert rec.consumers == 12 and 1 <= rec.producers <= 12
+    rec, _ = run(shape, "cpu_bound", producers=3, consumers=5)
+    assert (rec.producers, rec.consumers, rec.termination) == (3, 5, "fixed")
+    assert rec.consumers_per_producer == 2
+    with pytest.raises(UserError, match=r"threads\.consumers"):
+        run(shape, "cpu_bound", producers=3, consumers=2)
+
+
+def test_the_recommendation_is_deterministic_for_a_seed() -> None:
+    shape = SHAPES["1s-8c-split-l3"]
+    first, _ = run(shape, "blocking_3", seed=7)
+    again, _ = run(shape, "blocking_3", seed=7)
+    assert first.to_json() == again.to_json()
+
+
+def loosely_equal(a: object, b: object) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-6)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(loosely_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(loosely_equal(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def test_the_golden_recommendation_is_unchanged(request: pytest.FixtureRequest) -> None:
+    """A change to the search shows up here as a diff to review; regenerate with
+    `pytest tests/unit/test_threads_recommend.py --regen-golden` and commit the reviewed file."""
+    rec, _ = run(SHAPES["1s-4c-8t"], "producer_heavy", seed=1)
+    golden = DATA / "threads" / "recommendation-1s-4c-8t-producer_heavy.json"
+    if request.config.getoption("--regen-golden"):
+        golden.write_text(json.dumps(rec.to_json(), indent=2) + "\n")
+    assert loosely_equal(rec.to_json(), json.loads(golden.read_text()))
