@@ -19,7 +19,7 @@ from hspc_gen import __version__
 from hspc_gen.model import ChannelParams
 
 # The runtime headers that make up a generated header; their local includes decide the order.
-RUNTIME_ROOTS = ("hspc/affinity.hpp", "hspc/channel.hpp")
+RUNTIME_ROOTS = ("hspc/affinity.hpp", "hspc/channel.hpp", "hspc/fanout.hpp")
 
 _SYSTEM_INCLUDE = re.compile(r"^#include <([^>]+)>\s*$")
 _LOCAL_INCLUDE = re.compile(r'^#include "(hspc/[^"]+)"\s*$')
