@@ -6,7 +6,6 @@ searches the `auto` ones; `Recommendation.to_json()` is hspc-result.json's `reco
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,7 +23,7 @@ from hspc_gen.search.threads.capacity import (
     estimate,
 )
 from hspc_gen.search.threads.measure import Config, Lab, Measure, Point
-from hspc_gen.search.threads.reinforcer import search_count
+from hspc_gen.search.threads.reinforcer import CountResult, search_count
 
 Count = int | Literal["auto"]
 MIN_CONSUMER_SPAN = 4
@@ -139,15 +138,43 @@ def recommend(
     pin: PinThreads = PinThreads.auto,
     max_threads: int = MAX_THREADS,
 ) -> Recommendation:
+    """Search the auto counts on `measure`, then where to run them; `cost` is one pair's
+    measured per-event work (the first estimate)."""
     est = estimate(shape, cost, max_threads)
     lab = Lab(measure)
-    axes = axes_for(producers, consumers, cost, est)
-    counts = search_count(lab, axes, shape.cores, shape.virtual)
+    counts = search_count(
+        lab, axes_for(producers, consumers, cost, est), shape.cores, shape.virtual
+    )
     margin = max(MARGIN_FLOOR, counts.tolerance)
     choice = placement.choose(lab, shape, counts.chosen, pin, margin)
     chosen = choice.chosen
-    curve = tuple(lab.point(c) for c in lab.measured() if not (c.pinned or c.replica))
-    evidence = Evidence(
+    mask = placement.affinity_mask(shape, chosen)
+    return Recommendation(
+        producers=chosen.producers,
+        consumers=chosen.consumers,
+        consumers_per_producer=chosen.consumers_per_producer,
+        producer_cpus=chosen.producer_cpus if chosen.pinned else mask,
+        consumer_cpus=chosen.consumer_cpus if chosen.pinned else mask,
+        pinned=chosen.pinned,
+        placement=placement.placement_name(chosen),
+        termination=counts.termination,
+        evidence=_evidence(lab, shape=shape, est=est, counts=counts, choice=choice, margin=margin),
+        taskset=placement.taskset_list(shape, chosen),
+        omp_places=placement.omp_places(shape, chosen),
+    )
+
+
+def _evidence(
+    lab: Lab,
+    *,
+    shape: TopologyShape,
+    est: Estimate,
+    counts: CountResult,
+    choice: placement.PlacementChoice,
+    margin: float,
+) -> Evidence:
+    curve = [lab.point(c) for c in lab.measured() if not (c.pinned or c.replica)]
+    return Evidence(
         capacity=shape.to_json(),
         estimate=est,
         tolerance=counts.tolerance,
@@ -156,18 +183,4 @@ def recommend(
         curve=tuple(sorted(curve, key=lambda p: (p.config.threads, p.config.producers))),
         placements=choice.trials,
         rounds=lab.rounds,
-    )
-    mask = placement.affinity_mask(shape, chosen)
-    return Recommendation(
-        producers=chosen.producers,
-        consumers=chosen.consumers,
-        consumers_per_producer=math.ceil(chosen.consumers / chosen.producers),
-        producer_cpus=chosen.producer_cpus if chosen.pinned else mask,
-        consumer_cpus=chosen.consumer_cpus if chosen.pinned else mask,
-        pinned=chosen.pinned,
-        placement=placement.placement_name(chosen),
-        termination=counts.termination,
-        evidence=evidence,
-        taskset=placement.taskset_list(shape, chosen),
-        omp_places=placement.omp_places(shape, chosen),
     )

@@ -6,7 +6,8 @@ count loses beyond the margin), at the knee (PATIENCE steps in a row without a g
 step without a gain trips one of Thread Reinforcer's profile guards (guards.py), which then
 stands in for the patience. A gain is never cut short by a guard: the throughput measured directly
 outranks what the profile suggests. If the very first step loses, the peak lies below the start
-and the ramp walks down. Then refine.py refines the bracket and settles on the smallest good count.
+and the ramp walks down. Then refine.py refines the bracket and probes down, and knee.py settles
+on the smallest good count.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _search(duels: Duels, axis: Axis, cores: int) -> CountResult:
 def search_count(lab: Lab, axes: Sequence[Axis], cores: int, virtual: bool) -> CountResult:
     """The recommended counts, and why the ramp stopped. Several axes are several consumer
     ratios (the consumers per producer rounded up and down): each is searched, and the answer
-    with fewer threads wins unless the other's best is better beyond the tolerance."""
+    with the fewest threads that is good against the better of their bests wins."""
     tolerance = VM_TOLERANCE if virtual else TOLERANCE
     if all(axis.low == axis.high for axis in axes):
         fixed = axes[0].config(axes[0].low)
