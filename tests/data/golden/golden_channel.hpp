@@ -1324,6 +1324,13 @@ template <class T>
 using Channel = BasicChannel<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
                              kTuning.padding_bytes, kTuning.spin_ns>;
 
+// One producer handing whole buffers round robin to `consumers` consumer threads, each buffer
+// through a channel tuned as above: FanOut<T> fan(kConsumersPerProducer); consumer k calls
+// fan.pop(k, out) or fan.consume(k, f).
+template <class T>
+using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
+                           kTuning.padding_bytes, kTuning.spin_ns>;
+
 // Runs f on the calling thread with its stack shifted by kTuning.stack_offset_bytes, so the
 // producer's and the consumer's stacks do not alias (the paper's 64 KiB aliasing fix).
 template <class F>
