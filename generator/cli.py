@@ -23,14 +23,14 @@ from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import Effort
-from hspc_gen.pipeline import Options, run
+from hspc_gen.pipeline import Options, ThreadsOptions, run, run_threads
 from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.search.compare import compare
 from hspc_gen.target import load_target
 from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
-SUBCOMMANDS = ("host", "compare")
+SUBCOMMANDS = ("host", "compare", "threads")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,6 +118,27 @@ def _compare_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def threads_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} threads",
+        description="Recommend producer and consumer thread counts and their CPUs on this host.",
+    )
+    parser.add_argument("--target", required=True, type=Path, help="the app.yaml")
+    parser.add_argument("--sweep", action="store_true", help="also measure every count (truth)")
+    parser.add_argument("--from", dest="result", type=Path, help="use this result's channel")
+    parser.add_argument("--out", type=Path, help="where hspc-threads.json goes")
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    return parser
+
+
+def _threads_command(argv: Sequence[str]) -> int:
+    args = threads_parser().parse_args(argv)
+    return run_threads(
+        ThreadsOptions(args.target, args.sweep, args.result, args.out, args.cache, args.json)
+    )
+
+
 def _host_command(argv: Sequence[str]) -> int:
     args = host_parser().parse_args(argv)
     host = read_host(args.sysfs_root)
@@ -148,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _host_command(args[1:])
         if args and args[0] == "compare":
             return _compare_command(args[1:])
+        if args and args[0] == "threads":
+            return _threads_command(args[1:])
         return _main_command(args)
     except UserError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)

@@ -6,10 +6,12 @@ always give a correct, reasonable channel, quickly.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
+from hspc_gen.render import ThreadAdvice
 
 # Blocking first: on a small or shared host the peer is often not running, and spinning then
 # burns the CPU the peer needs (a pause-spin hand-off on one CPU took ~8 ms, a futex one ~2 µs).
@@ -92,3 +94,20 @@ def estimate(
         producer_cpu=producer_cpu,
         consumer_cpu=consumer_cpu,
     )
+
+
+def thread_advice(
+    host: Host, producers: int | str, consumers: int | str, work: tuple[float, float]
+) -> ThreadAdvice:
+    """Thread counts without measuring: one producer (or the fixed count), enough consumers per
+    producer to keep up with its work, anywhere on the CPUs we may use."""
+    fixed_producers = producers if isinstance(producers, int) else 1
+    producer_ns, consumer_ns = work
+    if isinstance(consumers, int):
+        per_producer = max(1, consumers // fixed_producers)
+    elif producer_ns > 0 and consumer_ns > 0:
+        per_producer = max(1, math.ceil(consumer_ns / producer_ns))
+    else:
+        per_producer = 1
+    cpus = tuple(host.allowed_cpus)
+    return ThreadAdvice(fixed_producers, per_producer, cpus, cpus, False, "estimated, not measured")

@@ -17,10 +17,12 @@ from hspc_gen import estimate, params
 from hspc_gen.emit import json_text, write_atomic
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive
-from hspc_gen.render import HeaderSpec, Provenance, render_header
+from hspc_gen.render import HeaderSpec, Provenance, ThreadAdvice, render_header
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
+from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import session
+from hspc_gen.search.threads import session as thread_session
 from hspc_gen.search.tune import Progress
 from hspc_gen.target import Target, load_target
 
@@ -88,7 +90,12 @@ class Writer:
     host: Host
     command: str
 
-    def header(self, point: ChannelParams, measured: tuple[str, ...] = ()) -> None:
+    def header(
+        self,
+        point: ChannelParams,
+        measured: tuple[str, ...] = (),
+        threads: ThreadAdvice | None = None,
+    ) -> None:
         provenance = Provenance(
             self.command, self.host.fingerprint, host_summary(self.host), measured
         )
@@ -98,8 +105,14 @@ class Writer:
             params=point,
             spin_ns=estimate.DEFAULT_SPIN_NS,
             provenance=provenance,
+            threads=threads or self.estimated_threads(),
         )
         write_atomic(self.destinations.header, render_header(spec))
+
+    def estimated_threads(self) -> ThreadAdvice:
+        t, w = self.target.threads, self.target.workload
+        work = (w.producer_ns, w.consumer_ns)
+        return estimate.thread_advice(self.host, t.producers, t.consumers, work)
 
     def reports(self, document: dict[str, Any], options: Options) -> None:
         summary = summary_report.render(document)
@@ -140,9 +153,24 @@ def run(options: Options) -> int:
         cache=options.cache,
     )
     document = result_report.tuned_result(target, host, tuned, time.monotonic() - started)
-    writer.header(tuned.winner, result_report.measured_lines(document))
+    advice = advice_from(tuned.recommendation) if tuned.recommendation else None
+    writer.header(tuned.winner, result_report.measured_lines(document), advice)
     writer.reports(document, options)
     return 0
+
+
+def advice_from(recommendation: Mapping[str, Any]) -> ThreadAdvice:
+    """The header's thread constants from a measured recommendation (hspc-result.json's)."""
+    cpus = recommendation["cpus"]
+    evidence = recommendation.get("evidence") or {}
+    return ThreadAdvice(
+        producers=int(recommendation["producers"]),
+        consumers_per_producer=int(recommendation["consumers_per_producer"]),
+        producer_cpus=tuple(cpus["producers"]),
+        consumer_cpus=tuple(cpus["consumers"]),
+        pinned=bool(recommendation["pinned"]),
+        how=f"measured; the search stopped at: {evidence.get('termination', 'unknown')}",
+    )
 
 
 def _progress_printer(options: Options) -> Callable[[str], None]:
@@ -150,3 +178,41 @@ def _progress_printer(options: Options) -> Callable[[str], None]:
     if options.quiet or options.json or not sys.stderr.isatty():
         return lambda _line: None
     return lambda line: print(f"hspc-gen: {line}", file=sys.stderr, flush=True)
+
+
+THREADS_FILE = "hspc-threads.json"
+
+
+@dataclass(frozen=True)
+class ThreadsOptions:
+    target: Path
+    sweep: bool
+    result: Path | None  # an hspc-result.json whose winner to use; else the estimate
+    out: Path | None
+    cache: Path | None
+    json: bool
+
+
+def run_threads(options: ThreadsOptions) -> int:
+    """`hspc-gen threads`: the thread-count recommendation alone, and with --sweep the ground
+    truth it is checked against, measured in the same interleaved rounds."""
+    target = load_target(options.target)
+    host = read_host()
+    winner = (
+        threads_report.winner_of(options.result)
+        if options.result
+        else estimated_params(target, host, {})
+    )
+    toolchain = session.toolchain_for(target, host, options.cache)
+    bench = thread_session.prepare(target, host, winner, toolchain)
+    advice = thread_session.recommend_threads(target, bench)
+    curve: tuple[thread_session.SweepPoint, ...] = ()
+    if options.sweep:
+        max_groups = thread_session.default_max_groups(host)
+        curve = thread_session.sweep(bench, advice.config(), max_groups)
+    document = threads_report.document(target, host, winner, bench, advice, curve=curve)
+    folder = options.out or target.output.report
+    write_atomic(folder / THREADS_FILE, json_text(document))
+    text = json_text(document) if options.json else threads_report.render(document)
+    sys.stdout.write(text)
+    return 0

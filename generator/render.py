@@ -46,13 +46,29 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class ThreadAdvice:
+    """The thread-count recommendation, as the header's documented constants."""
+
+    producers: int
+    consumers_per_producer: int
+    producer_cpus: tuple[int, ...]
+    consumer_cpus: tuple[int, ...]
+    pinned: bool
+    how: str  # one line: measured (and how the search stopped) or estimated
+
+    @property
+    def consumers(self) -> int:
+        return self.producers * self.consumers_per_producer
+
+
+@dataclass(frozen=True)
 class HeaderSpec:
     name: str
     namespace: str
     params: ChannelParams
     spin_ns: int
     provenance: Provenance
-    extra: tuple[tuple[str, str], ...] = ()  # more documented constants: (declaration, comment)
+    threads: ThreadAdvice
 
 
 def _read_runtime(relative: str) -> str:

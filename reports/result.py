@@ -45,6 +45,7 @@ def estimate_result(
         efficiency=None,
         candidates=[],
         seed=None,
+        recommendation=None,
     )
     return document
 
@@ -152,6 +153,7 @@ def tuned_result(target: Target, host: Host, tuned: Tuned, elapsed: float) -> di
         busy=tuned.busy,
         oversubscribed=tuned.settings.oversubscribed,
         seed=tuned.settings.seed,
+        recommendation=tuned.recommendation,
     )
     return document
 

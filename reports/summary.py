@@ -60,6 +60,20 @@ def _trail(document: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _threads(document: dict[str, Any]) -> list[str]:
+    rec = document.get("recommendation")
+    if not rec:
+        return []
+    evidence = rec.get("evidence") or {}
+    return [
+        "",
+        f"Threads: {rec['producers']} producer(s), {rec['consumers']} consumer(s) "
+        f"({rec['consumers_per_producer']} per producer), placement {rec['placement']}"
+        f"{', pinned' if rec['pinned'] else ', not pinned'}; taskset -c {rec['taskset']}; "
+        f"the search stopped at: {evidence.get('termination', 'unknown')}.",
+    ]
+
+
 def _notes(document: dict[str, Any]) -> list[str]:
     notes = []
     if document.get("budget_exhausted"):
@@ -95,6 +109,7 @@ def render(document: dict[str, Any]) -> str:
     else:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(document), "", *_trail(document)]
+    lines += _threads(document)
     notes = _notes(document)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]

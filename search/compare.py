@@ -14,17 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen.errors import UserError
-from hspc_gen.estimate import DEFAULT_SPIN_NS
 from hspc_gen.host import Host
-from hspc_gen.model import Effort
+from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search import stats
 from hspc_gen.search.decide import metric_for
 from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.records import params_from_dict
-from hspc_gen.search.session import default_cache_dir, settings_for
+from hspc_gen.search.session import settings_for, toolchain_for
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.search.toolchain import RealToolchain
 from hspc_gen.search.tune import Machinery, Progress, evaluate
 from hspc_gen.target import Target
 
@@ -40,29 +38,27 @@ class Comparison:
     ratios: dict[str, stats.Comparison]  # label -> its cost relative to the first
 
 
-def _winner_params(path: Path) -> dict[str, object]:
+def winner_of(path: Path) -> ChannelParams:
+    """The winning parameters recorded in an hspc-result.json."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        params: dict[str, object] = document["winner"]["params"]
+        return params_from_dict(document["winner"]["params"])
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise UserError(f"{path}: not an hspc-result.json ({err})") from None
-    return params
 
 
 def compare(
     target: Target, host: Host, results: list[Path], rounds: int, cache: Path | None
 ) -> Comparison:
-    points = [params_from_dict(_winner_params(path)) for path in results]
+    points = [winner_of(path) for path in results]
     if len(set(points)) < len(points):
         raise UserError("the results name the same winner: nothing to compare")
     settings = settings_for(target, host, Effort.patient, time.monotonic())
     stage = settings.stages[-1]
     batch = make_batch("compare", "compare", points, points[0], rounds)
-    root = cache or default_cache_dir()
-    toolchain = RealToolchain(
-        host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective
-    )
-    machinery = Machinery(RecordStore(root / "records", host.fingerprint), toolchain, Progress())
+    toolchain = toolchain_for(target, host, cache)
+    store = RecordStore(toolchain.cache_dir / "records", host.fingerprint)
+    machinery = Machinery(store, toolchain, Progress())
     fresh = dataclasses.replace(settings, seed=COMPARE_SEED, deadline=float("inf"))
     prepared = toolchain(batch, stage.workload, stage.baselines)
     evaluation = evaluate(batch, stage, fresh, machinery, prepared, drop=False)

@@ -15,6 +15,7 @@ from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.records import Workload
 from hspc_gen.search.space import Choice, HostShape, Space
 from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.session import recommendation_for
 from hspc_gen.search.toolchain import RealToolchain
 from hspc_gen.search.tune import (
     STAGE_ONE_BASELINES,
@@ -126,6 +127,12 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
     )
 
 
+def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolchain:
+    """The real render/build/run chain, its builds and records under `cache` (or the default)."""
+    root = cache or default_cache_dir()
+    return RealToolchain(host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective)
+
+
 def default_cache_dir() -> Path:
     """Records and builds live per user, across runs and output folders (FFTW's wisdom file)."""
     return Path.home() / ".cache" / "hspc-gen"
@@ -142,6 +149,7 @@ class Tuned:
     load_before: float
     busy: bool
     spin_ns: int
+    recommendation: dict[str, object] | None = None  # the thread counts (hspc-result.json's)
 
 
 def tune_target(
@@ -162,17 +170,18 @@ def tune_target(
             f"warning: the machine is busy (load {load:.2f}); comparisons are less precise"
         )
     settings = settings_for(target, host, effort, started)
-    root = cache or default_cache_dir()
-    store = RecordStore(root / "records", host.fingerprint)
-    toolchain = RealToolchain(
-        host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective
-    )
+    toolchain = toolchain_for(target, host, cache)
+    store = RecordStore(toolchain.cache_dir / "records", host.fingerprint)
     machinery = Machinery(store, toolchain, progress)
     outcome = tune(space_for(target, host, fixed), start, settings, machinery, on_improve)
     confirmation = None
     if outcome.history:
         confirmation = confirm(outcome, settings.stages[-1], settings, machinery)
     final = confirmation.step.winner() if confirmation else None
+    recommendation = None
+    if confirmation is not None:
+        progress.show("recommending thread counts and placement for the tuned channel")
+        recommendation = recommendation_for(target, host, final or outcome.winner, toolchain)
     return Tuned(
         final or outcome.winner,
         outcome,
@@ -181,4 +190,5 @@ def tune_target(
         load,
         busy(host, load),
         DEFAULT_SPIN_NS,
+        recommendation,
     )

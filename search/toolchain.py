@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from hspc_gen.errors import UserError
 from hspc_gen.model import Objective
 from hspc_gen.render import BenchVariant, bench_source, compiled_id, render_bench_files
 from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
@@ -39,6 +40,18 @@ class RealToolchain:
         )
         units = sum(1 for name in project.files if name.startswith("v_"))
         return Prepared(key, _LazyRunner(self, batch, workload), build_units=units)
+
+    def executable(self, batch: Batch, workload: Workload) -> Path:
+        """The batch's benchmark binary, built now (or found in the build cache)."""
+        ids = [c.id for c in batch.candidates]
+        built = build(
+            lambda subset: self.project(batch, workload, tuple(subset)),
+            ids,
+            self.cache_dir / "builds",
+        )
+        if built.executable is None or built.failed:
+            raise UserError(f"the tuned channel's benchmark did not build:\n{built.log[-2000:]}")
+        return built.executable
 
 
 class _LazyRunner:

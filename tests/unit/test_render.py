@@ -15,6 +15,7 @@ from hspc_gen.render import (
     BenchVariant,
     HeaderSpec,
     Provenance,
+    ThreadAdvice,
     render_bench_files,
     render_header,
 )
@@ -32,7 +33,8 @@ WARNINGS = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
 
 def spec(primitive: Primitive = Primitive.futex, namespace: str = "golden") -> HeaderSpec:
     params = ChannelParams(128, 4096, 4, 16384, primitive, -1, -1)
-    return HeaderSpec("golden", namespace, params, 2000, PROVENANCE)
+    threads = ThreadAdvice(1, 2, (1,), (0, 1), False, "estimated, not measured")
+    return HeaderSpec("golden", namespace, params, 2000, PROVENANCE, threads)
 
 
 def test_rendering_is_deterministic() -> None:

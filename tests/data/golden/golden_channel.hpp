@@ -1319,6 +1319,17 @@ inline constexpr Tuning kTuning = {
     /*spin_ns=*/2000,
 };
 
+// ---- threads: how many, and where (estimated, not measured) ----
+// Producers to run, each feeding kConsumersPerProducer consumers (one consumer: a Channel<T>;
+// more: a FanOut<T>), and the CPUs for each role. When kPinThreads is false the lists are where
+// the threads may run (e.g. taskset -c), not one CPU per thread.
+inline constexpr int kProducers = 1;
+inline constexpr int kConsumersPerProducer = 2;
+inline constexpr int kConsumers = 2;
+inline constexpr bool kPinThreads = false;
+inline constexpr int kProducerCpus[] = {1};
+inline constexpr int kConsumerCpus[] = {0, 1};
+
 // The channel at the tuned point; T may be any trivially copyable type.
 template <class T>
 using Channel = BasicChannel<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
