@@ -83,15 +83,15 @@ class HarnessMeasure:
 def _by_config(
     document: Mapping[str, Any], configs: Sequence[Config]
 ) -> dict[Config, list[ThreadSample]]:
-    counters = {
-        str(entry["name"]).split("/")[1]: entry
+    counters = {  # by "r<round>/t<index>": each sample's own voluntary switches and waits
+        "/".join(str(entry["name"]).split("/")[:2]): entry
         for entry in document.get("benchmarks", [])
         if isinstance(entry, dict)
     }
     out: dict[Config, list[ThreadSample]] = {c: [] for c in configs}
     for sample in parse_samples(document):
         index = int(sample.arm.removeprefix("t"))
-        extra = counters.get(sample.arm, {})
+        extra = counters.get(f"r{sample.round}/{sample.arm}", {})
         voluntary = float(extra.get("nvcsw_producer", 0)) + float(extra.get("nvcsw_consumer", 0))
         out[configs[index]].append(
             ThreadSample(sample, round(voluntary), float(extra.get("wait_ns", 0.0)))
