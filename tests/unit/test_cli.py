@@ -161,3 +161,12 @@ def test_compare_refuses_fewer_than_two_results_and_files_that_are_not_results(
     done = hspc_gen("compare", "--target", EXAMPLE, junk, junk, "--cache", tmp_path / "c")
     assert_one_clear_error(done, "junk.json: not an hspc-result.json")
     assert not (tmp_path / "c").exists()
+
+
+def test_threads_refuses_a_bad_target_and_a_file_that_is_not_a_result(tmp_path: Path) -> None:
+    assert_one_clear_error(hspc_gen("threads", "--target", tmp_path / "nope.yaml"), "nope.yaml")
+    junk = tmp_path / "junk.json"
+    junk.write_text("{}")
+    done = hspc_gen("threads", "--target", EXAMPLE, "--from", junk, "--out", tmp_path / "o")
+    assert_one_clear_error(done, "junk.json: not an hspc-result.json")
+    assert not (tmp_path / "o").exists()
