@@ -394,3 +394,9 @@ def test_zero_synthetic_work_beside_a_source_is_no_conflict(tmp_path: Path) -> N
     (tmp_path / "w.cpp").write_text("// real work\n", encoding="utf-8")
     path = write(tmp_path, H + "workload:\n  producer_ns: 0\n  producer_source: w.cpp\n")
     assert load_target(path).workload.producer_source == tmp_path.resolve() / "w.cpp"
+
+
+def test_every_bundled_example_loads() -> None:
+    for example in sorted((REPO / "examples").glob("*.yaml")):
+        target = load_target(example)
+        assert target.name == example.stem.replace("app", "example")
