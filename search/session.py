@@ -31,6 +31,7 @@ from hspc_gen.search.tune import (
 from hspc_gen.target import Target
 
 CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
+THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation that follows
 STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
 OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
@@ -120,8 +121,8 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
         objective=target.objective,
         effort=effort,
         seed=DEFAULT_SEED,
-        deadline=started + target.budget * (1.0 - CONFIRM_SHARE),
-        confirm_deadline=started + target.budget,
+        deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
+        confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
         oversubscribed=oversubscribed,
         stages=stages_for(target, effort),
     )
