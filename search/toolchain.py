@@ -6,6 +6,8 @@ record store is never built.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,9 @@ from hspc_gen.search.records import Plan, RecordKey, RunResult, Status, Workload
 from hspc_gen.search.run import Invocation, run_plan, without_arms
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.tune import Prepared
+
+
+FLAGS = " ".join(MESON_OPTIONS)
 
 
 @dataclass(frozen=True)
@@ -36,7 +41,7 @@ class RealToolchain:
         ids = tuple(c.id for c in batch.candidates)
         project = self.project(batch, workload, ids)
         key = RecordKey(
-            self.fingerprint, project.source_hash, self.compiler, " ".join(MESON_OPTIONS)
+            self.fingerprint, self.measured_hash(project, workload), self.compiler, FLAGS
         )
         units = sum(1 for name in project.files if name.startswith("v_"))
         return Prepared(key, _LazyRunner(self, batch, workload), build_units=units)
@@ -52,6 +57,16 @@ class RealToolchain:
         if built.executable is None or built.failed:
             raise UserError(f"the tuned channel's benchmark did not build:\n{built.log[-2000:]}")
         return built.executable
+
+    def sample_kind(self) -> str:
+        return "latency" if self.objective is Objective.latency else "throughput"
+
+    def measured_hash(self, project: Project, workload: Workload) -> str:
+        """What a record measured: the sources, and what the plan tells the binary at run time
+        (the work per event, the sample kind), so a record is never reused for other work."""
+        runtime = json.dumps([workload.to_dict(), self.sample_kind()], sort_keys=True)
+        digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
+        return digest[:16]
 
 
 class _LazyRunner:
@@ -78,7 +93,7 @@ class _LazyRunner:
             return RunResult(Status.compile_error, (), built.log[-4000:], failed)
         params = {c.id: c.params for c in self.batch.candidates if c.id not in failed}
         live = without_arms(plan, set(failed)) if failed else plan
-        kind = "latency" if self.toolchain.objective is Objective.latency else "throughput"
+        kind = self.toolchain.sample_kind()
         invocation = Invocation(built.executable, self.workload, params, kind=kind)
         result = run_plan(live, invocation)
         return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})
