@@ -167,8 +167,24 @@ def _runtime_headers() -> dict[str, str]:
     return files
 
 
+@dataclass(frozen=True)
+class AppWork:
+    """The app's own per-event C++: file name in the project -> text, and the sides it serves."""
+
+    files: tuple[tuple[str, str], ...] = ()
+    producer: bool = False
+    consumer: bool = False
+    include_dirs: tuple[str, ...] = ()  # the sources' own folders, for their local includes
+
+    @property
+    def defines(self) -> tuple[str, ...]:
+        return (("HSPC_APP_PRODUCER",) if self.producer else ()) + (
+            ("HSPC_APP_CONSUMER",) if self.consumer else ()
+        )
+
+
 def render_bench_files(
-    variants: tuple[BenchVariant, ...], event_bytes: int, spin_ns: int
+    variants: tuple[BenchVariant, ...], event_bytes: int, spin_ns: int, app: AppWork = AppWork()
 ) -> dict[str, str]:
     """The Meson project of one batch's benchmark binary: relative path -> text.
 
@@ -184,8 +200,13 @@ def render_bench_files(
     files = {f"include/{path}": text for path, text in _runtime_headers().items()}
     common = {"version": __version__, "event_bytes": event_bytes, "spin_ns": spin_ns}
     files["meson.build"] = env.get_template("bench/meson.build.j2").render(
-        variant_sources=[bench_source(v.id) for v in compiled], **common
+        variant_sources=[bench_source(v.id) for v in compiled],
+        app_sources=[name for name, _ in app.files],
+        app_defines=app.defines,
+        app_include_dirs=app.include_dirs,
+        **common,
     )
+    files.update(app.files)
     files["main.cpp"] = env.get_template("bench/main.cpp.j2").render(
         variants=table, compiled=compiled, compiled_id=compiled_id, **common
     )

@@ -159,12 +159,16 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Workload:
-    """The synthetic work per event; Stage One runs the idealised (all zero) producer/consumer."""
+    """The work per event: synthetic (calibrated ns, a working set) and/or the app's own C++
+    (absolute paths of files defining hspc_produce / hspc_consume; empty for none). Stage One runs
+    the idealised producer and consumer: all zero, no sources."""
 
     event_bytes: int
     producer_ns: float = 0.0
     consumer_ns: float = 0.0
     consumer_bytes: int = 0
+    producer_source: str = ""
+    consumer_source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -176,6 +180,8 @@ class Workload:
             producer_ns=float(data.get("producer_ns", 0.0)),
             consumer_ns=float(data.get("consumer_ns", 0.0)),
             consumer_bytes=int(data.get("consumer_bytes", 0)),
+            producer_source=str(data.get("producer_source", "")),
+            consumer_source=str(data.get("consumer_source", "")),
         )
 
 

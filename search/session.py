@@ -17,6 +17,7 @@ from hspc_gen.search.space import Choice, HostShape, Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.session import recommendation_for
 from hspc_gen.search.toolchain import RealToolchain
+from hspc_gen.search.workload import app_workload
 from hspc_gen.search.tune import (
     STAGE_ONE_BASELINES,
     STAGE_TWO_BASELINES,
@@ -85,10 +86,7 @@ def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) 
 
 def workloads(target: Target) -> tuple[Workload, Workload]:
     """Stage One's idealised producer/consumer (events only) and Stage Two's real work."""
-    w = target.workload
-    bare = Workload(event_bytes=target.event.size)
-    work = Workload(target.event.size, w.producer_ns, w.consumer_ns, w.consumer_bytes)
-    return bare, work
+    return Workload(event_bytes=target.event.size), app_workload(target)
 
 
 def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective
-from hspc_gen.render import BenchVariant, bench_source, compiled_id, render_bench_files
+from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, render_bench_files
 from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Status, Workload
 from hspc_gen.search.run import Invocation, run_plan, without_arms
@@ -34,7 +34,7 @@ class RealToolchain:
 
     def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
         variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
-        files = render_bench_files(variants, workload.event_bytes, self.spin_ns)
+        files = render_bench_files(variants, workload.event_bytes, self.spin_ns, app_work(workload))
         return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
 
     def __call__(self, batch: Batch, workload: Workload, baselines: tuple[str, ...]) -> Prepared:
@@ -67,6 +67,18 @@ class RealToolchain:
         runtime = json.dumps([workload.to_dict(), self.sample_kind()], sort_keys=True)
         digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
         return digest[:16]
+
+
+def app_work(workload: Workload) -> AppWork:
+    """The app's source files for the bench project (one file when both sides share it)."""
+    sources = {workload.producer_source, workload.consumer_source} - {""}
+    files = tuple(
+        (f"app_work_{i}.cpp", Path(path).read_text(encoding="utf-8"))
+        for i, path in enumerate(sorted(sources))
+    )
+    folders = tuple(sorted({str(Path(path).parent) for path in sources}))
+    producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
+    return AppWork(files, producer, consumer, folders)
 
 
 class _LazyRunner:

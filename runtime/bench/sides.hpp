@@ -12,6 +12,17 @@
 #include "bench/work.hpp"
 #include "bench/worker.hpp"
 
+// The app's own per-event work (app.yaml's workload.producer_source / consumer_source), when the
+// tuner compiles those files in: it defines HSPC_APP_PRODUCER / HSPC_APP_CONSUMER for the sides
+// it has. The producer fills a scratch event of the benchmark's size; the consumer reads the
+// event it received (the benchmark keeps its own sequence numbers for the verification).
+#ifdef HSPC_APP_PRODUCER
+void hspc_produce(std::uint64_t seq, void* event, std::size_t size);
+#endif
+#ifdef HSPC_APP_CONSUMER
+void hspc_consume(const void* event, std::size_t size);
+#endif
+
 namespace hspc_bench {
 
 // One benchmark's workload. Stage One: no work (zeros); Stage Two: e.g. producer_ns = 40,
@@ -85,6 +96,9 @@ class ProducerSide {
 
   void work() noexcept {
     if (loops_ != 0) x_ = burn(loops_, x_);
+#ifdef HSPC_APP_PRODUCER
+    ::hspc_produce(app_seq_++, app_event_, sizeof(E));
+#endif
   }
   const E& next(std::uint64_t i) noexcept {
     work();
@@ -97,6 +111,10 @@ class ProducerSide {
   std::uint64_t loops_;
   std::uint64_t x_ = 1;
   E ev_{};
+#ifdef HSPC_APP_PRODUCER
+  std::uint64_t app_seq_ = 0;
+  alignas(E) unsigned char app_event_[sizeof(E)] = {};
+#endif
 };
 
 // The consumer's per-event code: check the event, then its work and working-set touch.
@@ -109,6 +127,9 @@ class ConsumerSide {
   void on_event(const E& ev) noexcept {
     verifier_.check(ev);
     if (loops_ != 0) x_ = burn(loops_, x_);
+#ifdef HSPC_APP_CONSUMER
+    ::hspc_consume(&ev, sizeof(E));
+#endif
     if (!working_set_.empty()) working_set_.touch(ev.seq);
   }
   // The state is copied into locals for the loop: the events' bytes may alias the members as far
@@ -119,6 +140,9 @@ class ConsumerSide {
     for (std::size_t i = 0; i < n; ++i) {
       verifier.check(events[i]);
       if (loops_ != 0) x = burn(loops_, x);
+#ifdef HSPC_APP_CONSUMER
+      ::hspc_consume(&events[i], sizeof(E));
+#endif
       if (!working_set_.empty()) working_set_.touch(events[i].seq);
     }
     verifier_ = verifier;

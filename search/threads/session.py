@@ -18,13 +18,13 @@ from hspc_gen.emit import json_text, write_atomic
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams
 from hspc_gen.search import stats
-from hspc_gen.search.records import Workload
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
 from hspc_gen.search.threads.harness import HarnessMeasure
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.search.threads.recommend import Recommendation, recommend
 from hspc_gen.search.toolchain import RealToolchain
+from hspc_gen.search.workload import app_workload
 from hspc_gen.target import Target
 
 THREAD_SEED = 5  # apart from the channel search's seeds
@@ -50,8 +50,7 @@ def _events(cost: WorkCost) -> int:
 
 def prepare(target: Target, host: Host, winner: ChannelParams, toolchain: RealToolchain) -> Bench:
     """Build (or reuse) the winner's binary and measure one pair's per-event costs."""
-    w = target.workload
-    work = Workload(target.event.size, w.producer_ns, w.consumer_ns, w.consumer_bytes)
+    work = app_workload(target)
     batch = make_batch("threads", "threads", [winner], winner, 1)
     executable = toolchain.executable(batch, work)
     variant = batch.incumbent.id
