@@ -17,7 +17,6 @@ from hspc_gen.search.space import Choice, HostShape, Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.session import recommendation_for
 from hspc_gen.search.toolchain import RealToolchain
-from hspc_gen.search.workload import app_workload
 from hspc_gen.search.tune import (
     STAGE_ONE_BASELINES,
     STAGE_TWO_BASELINES,
@@ -29,6 +28,7 @@ from hspc_gen.search.tune import (
     confirm,
     tune,
 )
+from hspc_gen.search.workload import app_workload
 from hspc_gen.target import Target
 
 CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates

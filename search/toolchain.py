@@ -20,7 +20,6 @@ from hspc_gen.search.run import Invocation, run_plan, without_arms
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.tune import Prepared
 
-
 FLAGS = " ".join(MESON_OPTIONS)
 
 

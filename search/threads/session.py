@@ -55,12 +55,12 @@ def prepare(target: Target, host: Host, winner: ChannelParams, toolchain: RealTo
     executable = toolchain.executable(batch, work)
     variant = batch.incumbent.id
     probe = HarnessMeasure(executable, variant, work, MIN_EVENTS, THREAD_SEED)
-    cost = _measure_cost(probe, work)
+    cost = _measure_cost(probe)
     measure = HarnessMeasure(executable, variant, work, _events(cost), THREAD_SEED)
     return Bench(measure, cost, TopologyShape.from_host(host))
 
 
-def _measure_cost(probe: HarnessMeasure, work: Workload) -> WorkCost:
+def _measure_cost(probe: HarnessMeasure) -> WorkCost:
     """Per-event CPU time of each side, from the pair's own samples (work plus the channel)."""
     samples = probe([Config(1, 1)], COST_ROUNDS)[Config(1, 1)]
     producer = float(np.median([s.sample.cpu_ns_producer / s.sample.events for s in samples]))

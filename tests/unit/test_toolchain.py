@@ -38,3 +38,13 @@ def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> 
     # (producing) and consumer-alone (consuming) baselines: the app's code is in all of them.
     assert int(counts.group(1)) >= 2 * 2 * 10_000 + 2 * 10_000
     assert int(counts.group(2)) >= 2 * 2 * 10_000 + 2 * 10_000
+
+
+def test_records_of_one_workload_are_never_keys_of_another(tmp_path: Path) -> None:
+    point = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+    batch = make_batch("two", "primitive", [point], point, 6)
+    toolchain = RealToolchain("fp", "c++", tmp_path, 2000)
+    bare = toolchain(batch, Workload(8), ()).key
+    worked = toolchain(batch, Workload(8, producer_ns=40.0, consumer_ns=15.0), ()).key
+    assert bare != worked
+    assert bare == toolchain(batch, Workload(8), ()).key
