@@ -108,8 +108,10 @@ def _rate(samples: Sequence[ThreadSample]) -> stats.Figure:
 
 
 def default_max_groups(host: Host) -> int:
-    """Up to twice the CPUs we may use, in threads (oversubscription is part of the curve)."""
-    return max(2, len(host.allowed_cpus))
+    """Groups of one producer and its consumers up to one per usable CPU (twice the CPUs in
+    threads: oversubscription is part of the curve), and at least three, so even a small host
+    shows a point past its peak."""
+    return max(3, len(host.allowed_cpus))
 
 
 def _wisdom_path(cache_dir: Path, key: dict[str, object]) -> Path:
