@@ -22,6 +22,7 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import session
+from hspc_gen.search.compare import winner_of
 from hspc_gen.search.threads import session as thread_session
 from hspc_gen.search.tune import Progress
 from hspc_gen.target import Target, load_target
@@ -198,11 +199,7 @@ def run_threads(options: ThreadsOptions) -> int:
     truth it is checked against, measured in the same interleaved rounds."""
     target = load_target(options.target)
     host = read_host()
-    winner = (
-        threads_report.winner_of(options.result)
-        if options.result
-        else estimated_params(target, host, {})
-    )
+    winner = winner_of(options.result) if options.result else estimated_params(target, host, {})
     toolchain = session.toolchain_for(target, host, options.cache)
     bench = thread_session.prepare(target, host, winner, toolchain)
     advice = thread_session.recommend_threads(target, bench)

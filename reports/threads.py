@@ -8,12 +8,9 @@ from typing import Any
 
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams
-from hspc_gen.search.compare import winner_of
 from hspc_gen.search.threads.recommend import Recommendation
 from hspc_gen.search.threads.session import Bench, SweepPoint, advice_json
 from hspc_gen.target import Target
-
-__all__ = ["document", "render", "winner_of"]
 
 
 def _n(x: float) -> float | None:
