@@ -123,6 +123,7 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
         confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
         oversubscribed=oversubscribed,
         stages=stages_for(target, effort),
+        run=f"{effort}:{target.budget:g}s",
     )
 
 

@@ -80,6 +80,8 @@ class Settings:
     oversubscribed: bool
     stages: tuple[StageSpec, ...]
     confirm_deadline: float = float("inf")  # the end of the whole budget
+    run: str = ""  # what a budget cut belongs to (budget and effort): a cut of a 30 s run must
+    # not stop a 10 min one, while the same command replays its own cuts exactly
 
 
 @dataclass
@@ -89,6 +91,7 @@ class Progress:
     show: Callable[[str], None] = lambda _line: None
     measured_plans: int = 0
     cached_plans: int = 0
+    cut_short: bool = False  # the budget cut a plan (recorded, so a replay says so too)
 
 
 @dataclass(frozen=True)
@@ -111,11 +114,12 @@ class Outcome:
     failures: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (candidate id, status)
 
 
-BATCH_CUT = "budget:batch"
+def batch_cut(run: str) -> str:
+    return f"budget:{run}:batch"
 
 
-def plan_cut(plan: Plan) -> str:
-    return f"budget:{plan.seed}:{plan.first_round}"
+def plan_cut(run: str, plan: Plan) -> str:
+    return f"budget:{run}:{plan.seed}:{plan.first_round}"
 
 
 def record_cut(store: RecordStore, key: RecordKey, marker: str) -> None:
@@ -134,7 +138,12 @@ class CachedRunner:
     `skipped` (as it does on a re-run that meets the recorded cut)."""
 
     def __init__(
-        self, store: RecordStore, prepared: Prepared, deadline: float, progress: Progress
+        self,
+        store: RecordStore,
+        prepared: Prepared,
+        deadline: float,
+        progress: Progress,
+        run: str = "",
     ) -> None:
         self.store, self.prepared, self.deadline, self.progress = (
             store,
@@ -142,6 +151,7 @@ class CachedRunner:
             deadline,
             progress,
         )
+        self.run = run
 
     def _cached(self, plan: Plan) -> RunResult | None:
         samples: list[Sample] = []
@@ -170,15 +180,19 @@ class CachedRunner:
 
     def __call__(self, plan: Plan) -> RunResult:
         cut = RunResult(Status.skipped, (), "the budget ran out before this plan")
-        if was_cut(self.store, self.prepared.key, plan_cut(plan)):
-            return cut
-        cached = self._cached(plan)
+        cached = self._cached(plan)  # what is recorded is used, whatever cut a shorter run
         if cached is not None:
             self.progress.cached_plans += 1
             return cached
-        if time.monotonic() >= self.deadline:
-            record_cut(self.store, self.prepared.key, plan_cut(plan))
-            return cut
+        marker = plan_cut(self.run, plan)
+        if not was_cut(self.store, self.prepared.key, marker) and time.monotonic() < self.deadline:
+            return self._measure(plan)
+        if not was_cut(self.store, self.prepared.key, marker):
+            record_cut(self.store, self.prepared.key, marker)
+        self.progress.cut_short = True
+        return cut
+
+    def _measure(self, plan: Plan) -> RunResult:
         result = self.prepared.run(plan)
         self.progress.measured_plans += 1
         if result.status in (Status.ok, Status.wrong_answer) or result.arm_status:
@@ -215,14 +229,16 @@ def batch_seconds(batch: Batch, stage: StageSpec, prepared: Prepared) -> float:
     return build + stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
 
 
-def _out_of_time(store: RecordStore, key: RecordKey, deadline: float, needed: float) -> bool:
-    """Whether the batch must be left out: the cold run decides by the clock and records the cut,
-    so a re-run from the records leaves out exactly the same batches."""
-    if was_cut(store, key, BATCH_CUT):
+def _out_of_time(store: RecordStore, key: RecordKey, settings: Settings, needed: float) -> bool:
+    """Whether the batch must be left out: the cold run decides by the clock and records the cut
+    for its budget and effort, so the same command from the records leaves out the same batches
+    (and a longer budget is not held to a shorter one's cuts)."""
+    marker = batch_cut(settings.run)
+    if was_cut(store, key, marker):
         return True
-    if time.monotonic() + needed < deadline:
+    if time.monotonic() + needed < settings.deadline:
         return False
-    record_cut(store, key, BATCH_CUT)
+    record_cut(store, key, marker)
     return True
 
 
@@ -244,7 +260,9 @@ def evaluate(
         baselines=stage.baselines,
         drop=drop,
     )
-    runner = CachedRunner(machinery.store, prepared, settings.deadline, machinery.progress)
+    runner = CachedRunner(
+        machinery.store, prepared, settings.deadline, machinery.progress, settings.run
+    )
     return evaluate_batch(batch, runner, settings=race, oversubscribed=settings.oversubscribed)
 
 
@@ -276,7 +294,7 @@ def tune(
         while (batch := strategy.propose(stage_history)) is not None:
             prepared = machinery.toolchain(batch, stage.workload, stage.baselines)
             needed = batch_seconds(batch, stage, prepared)
-            if _out_of_time(machinery.store, prepared.key, staged.deadline, needed):
+            if _out_of_time(machinery.store, prepared.key, staged, needed):
                 exhausted = True
                 break
             _announce(machinery.progress, batch, best, staged.deadline)
@@ -292,7 +310,7 @@ def tune(
         winner=best,
         history=tuple(history),
         evaluations=tuple(evaluations),
-        budget_exhausted=exhausted,
+        budget_exhausted=exhausted or machinery.progress.cut_short,
         measured_plans=machinery.progress.measured_plans,
         cached_plans=machinery.progress.cached_plans,
         failures=_failures(evaluations),

@@ -69,7 +69,7 @@ class SimulatedToolchain:
         return RunResult(Status.ok, tuple(samples), "", dict.fromkeys(broken, Status.compile_error))
 
 
-def settings(deadline: float = float("inf")) -> Settings:
+def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
     bare = Workload(event_bytes=8)
     return Settings(
         objective=Objective.throughput,
@@ -81,6 +81,7 @@ def settings(deadline: float = float("inf")) -> Settings:
             StageSpec("stage_one", bare, STAGE_ONE_BASELINES, 0.5),
             StageSpec("stage_two", bare, STAGE_TWO_BASELINES, 0.5),
         ),
+        run=run,
     )
 
 
@@ -175,3 +176,13 @@ def test_a_run_cut_by_the_budget_replays_to_the_same_decision(
     assert warm.budget_exhausted
     assert warm.winner == cold.winner
     assert [s.batch.step for s in warm.history] == [s.batch.step for s in cold.history]
+
+
+def test_a_longer_budget_is_not_held_to_a_shorter_runs_cuts(tmp_path: Path) -> None:
+    short = search(tmp_path, SimulatedToolchain(), settings(time.monotonic() + 0.5, "quick:1s"))
+    assert short.budget_exhausted
+    toolchain = SimulatedToolchain()
+    longer = search(tmp_path, toolchain, settings(run="quick:10m"))
+    assert not longer.budget_exhausted
+    assert len(longer.history) > len(short.history) and toolchain.runs > 0
+    assert longer.cached_plans == short.measured_plans  # what the short run measured is reused
