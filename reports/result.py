@@ -73,19 +73,30 @@ def _figure(figure: stats.Figure) -> dict[str, Any] | None:
     return {"median": _number(figure.median), "ci95": [low, high], "n": figure.n}
 
 
+def _status_of(arm: str, evaluation: Evaluation) -> str:
+    """A failure the run reported, else why the decision left the arm out, else its race's."""
+    failed = evaluation.race.arm_status.get(arm)
+    if failed is not None and failed is not Status.ok:
+        return str(failed)
+    excluded = evaluation.step.decision.excluded.get(arm)
+    if excluded is not None:
+        return excluded
+    return str(Status.ok if arm in evaluation.step.decision.summaries else evaluation.race.status)
+
+
 def _candidates(evaluations: tuple[Evaluation, ...]) -> list[dict[str, Any]]:
     rows = []
     for evaluation in evaluations:
         batch, decision = evaluation.step.batch, evaluation.step.decision
         for c in batch.candidates:
-            status = evaluation.race.arm_status.get(c.id, evaluation.race.status)
+            status = _status_of(c.id, evaluation)
             rows.append(
                 {
                     "id": c.id,
                     "stage": batch.stage,
                     "step": batch.step,
                     "params": c.params.as_dict(),
-                    "status": str(Status.ok if c.id in decision.summaries else status),
+                    "status": status,
                     "dropped_after_round": evaluation.race.dropped.get(c.id),
                     "won_step": c.id == decision.winner,
                     "events_per_second": _rate(decision.summaries.get(c.id)),

@@ -314,9 +314,11 @@ class Record:
     seed: int = 0
     events_per_sample: int = 0
     log: str = ""
+    first_round: int = 0  # the plan's first round: a failure belongs to its own chunk only
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "first_round": self.first_round,
             "key": self.key.to_dict(),
             "arm": self.arm,
             "status": self.status.value,
@@ -339,6 +341,7 @@ class Record:
             seed=int(data.get("seed", 0)),
             events_per_sample=int(data.get("events_per_sample", 0)),
             log=str(data.get("log", "")),
+            first_round=int(data.get("first_round", 0)),
         )
 
 
@@ -381,6 +384,7 @@ def records_from_run(key: RecordKey, plan: Plan, result: RunResult) -> tuple[Rec
                 candidate=plan.candidate(arm) if arm in ids else None,
                 seed=plan.seed,
                 events_per_sample=plan.events_per_sample,
+                first_round=plan.first_round,
                 log=result.log if status is not Status.ok else "",
             )
         )

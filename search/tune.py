@@ -165,7 +165,11 @@ class CachedRunner:
             found = {
                 s.round: s for r in records for s in r.samples if s.round in plan.round_numbers()
             }
-            failed = [r.status for r in records if r.status is not Status.ok]
+            failed = [
+                r.status
+                for r in records
+                if r.status is not Status.ok and r.first_round == plan.first_round
+            ]
             if failed:
                 statuses[arm] = failed[-1]
             elif any(

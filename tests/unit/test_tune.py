@@ -13,8 +13,9 @@ import pytest
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status, Workload
 from hspc_gen.search.store import RecordStore
-from hspc_gen.search.strategies.base import Batch
+from hspc_gen.search.strategies.base import Batch, make_batch
 from hspc_gen.search.tune import (
+    CALIBRATION_ROUND,
     STAGE_ONE_BASELINES,
     STAGE_TWO_BASELINES,
     Machinery,
@@ -24,6 +25,7 @@ from hspc_gen.search.tune import (
     Settings,
     StageSpec,
     confirm,
+    evaluate,
     tune,
 )
 
@@ -186,3 +188,38 @@ def test_a_longer_budget_is_not_held_to_a_shorter_runs_cuts(tmp_path: Path) -> N
     assert not longer.budget_exhausted
     assert len(longer.history) > len(short.history) and toolchain.runs > 0
     assert longer.cached_plans == short.measured_plans  # what the short run measured is reused
+
+
+def test_a_failure_in_a_later_chunk_replays_in_that_chunk_only(tmp_path: Path) -> None:
+    base = ChannelParams(64, 0, 2, 4096, Primitive.futex)
+    points = [base, *(base.replace(buffers=b) for b in (4, 8, 16))]
+    batch = make_batch("one", "buffers", points, base, 18)
+    ns = dict(zip((c.id for c in batch.candidates), (10.0, 5.0, 9.0, 20.0), strict=True))
+    fastest = batch.candidates[1].id  # crashes from round 6 on
+    sim, runs = fr.Simulated(seed=3), []
+
+    def run(plan: Plan) -> RunResult:
+        runs.append(plan)
+        samples, failed = [], {}
+        for number, order in zip(plan.round_numbers(), plan.order, strict=True):
+            for arm in order:
+                if arm.removeprefix("aa:") == fastest and 6 <= number < CALIBRATION_ROUND:
+                    failed[fastest] = Status.crashed
+                    continue
+                samples.append(
+                    sim.sample(arm, ns.get(arm.removeprefix("aa:"), 9.0), number, fr.Cost())
+                )
+        return RunResult(Status.ok, tuple(samples), "", failed)
+
+    stage = settings().stages[0]
+    key = RecordKey("fp", "h", "c++", "-O3")
+
+    def once() -> tuple[object, ...]:
+        machinery = Machinery(RecordStore(tmp_path, "fp"), SimulatedToolchain(), Progress())
+        e = evaluate(batch, stage, settings(), machinery, Prepared(key, run))
+        return e.race.rounds, dict(e.race.dropped), e.step.decision.winner
+
+    cold = once()
+    measured = len(runs)
+    assert once() == cold
+    assert len(runs) == measured  # the replay measured nothing
