@@ -24,6 +24,7 @@ from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import session
 from hspc_gen.search.compare import winner_of
 from hspc_gen.search.threads import session as thread_session
+from hspc_gen.search.threads.harness import MeasureError
 from hspc_gen.search.tune import Progress
 from hspc_gen.target import Target, load_target
 
@@ -154,7 +155,8 @@ def run(options: Options) -> int:
         cache=options.cache,
     )
     document = result_report.tuned_result(target, host, tuned, time.monotonic() - started)
-    advice = advice_from(tuned.recommendation) if tuned.recommendation else None
+    rec = tuned.recommendation
+    advice = advice_from(rec) if rec is not None and "producers" in rec else None
     writer.header(tuned.winner, result_report.measured_lines(document), advice)
     writer.reports(document, options)
     return 0
@@ -201,12 +203,16 @@ def run_threads(options: ThreadsOptions) -> int:
     host = read_host()
     winner = winner_of(options.result) if options.result else estimated_params(target, host, {})
     toolchain = session.toolchain_for(target, host, options.cache)
-    bench = thread_session.prepare(target, host, winner, toolchain)
-    advice = thread_session.recommend_threads(target, bench)
-    curve: tuple[thread_session.SweepPoint, ...] = ()
-    if options.sweep:
-        max_groups = thread_session.default_max_groups(host)
-        curve = thread_session.sweep(bench, advice.config(), max_groups)
+    try:
+        bench = thread_session.prepare(target, host, winner, toolchain)
+        advice = thread_session.recommend_threads(target, bench)
+        curve: tuple[thread_session.SweepPoint, ...] = ()
+        if options.sweep:
+            max_groups = thread_session.default_max_groups(host)
+            curve = thread_session.sweep(bench, advice.config(), max_groups)
+    except MeasureError as err:
+        print(f"hspc-gen: {err}", file=sys.stderr)
+        return 1
     document = threads_report.document(target, host, winner, bench, advice, curve=curve)
     folder = options.out or target.output.report
     write_atomic(folder / THREADS_FILE, json_text(document))

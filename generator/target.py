@@ -300,6 +300,15 @@ class Threads(BaseModel):
     consumers: ThreadCount = "auto"
     """Consumer threads: 1 to 1024 or auto. Default auto."""
 
+    @model_validator(mode="after")
+    def _every_producer_has_a_consumer(self) -> Threads:
+        p, c = self.producers, self.consumers
+        if isinstance(p, int) and isinstance(c, int) and c < p:
+            raise LocatedError(
+                ("consumers",), f"{c} consumers for {p} producers: every producer needs its own"
+            )
+        return self
+
 
 class Output(BaseModel):
     """Where the results go. Relative paths are relative to app.yaml's folder."""

@@ -64,6 +64,9 @@ def _threads(document: dict[str, Any]) -> list[str]:
     rec = document.get("recommendation")
     if not rec:
         return []
+    if "producers" not in rec:
+        why = rec.get("error", "failed")
+        return ["", f"Threads: not measured ({why}); the header's advice is estimated."]
     evidence = rec.get("evidence") or {}
     return [
         "",

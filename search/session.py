@@ -15,6 +15,7 @@ from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.records import Workload
 from hspc_gen.search.space import Choice, HostShape, Space
 from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.harness import MeasureError
 from hspc_gen.search.threads.session import recommendation_for
 from hspc_gen.search.toolchain import RealToolchain
 from hspc_gen.search.tune import (
@@ -181,7 +182,10 @@ def tune_target(
     recommendation = None
     if confirmation is not None:
         progress.show("recommending thread counts and placement for the tuned channel")
-        recommendation = recommendation_for(target, host, final or outcome.winner, toolchain)
+        try:
+            recommendation = recommendation_for(target, host, final or outcome.winner, toolchain)
+        except MeasureError as err:  # a status, not a crash: the channel's result stands
+            recommendation = {"status": "failed", "error": str(err)}
     return Tuned(
         final or outcome.winner,
         outcome,

@@ -18,12 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from hspc_gen.errors import UserError
 from hspc_gen.search.records import Workload
 from hspc_gen.search.run import SAMPLE_DEADLINE_SECONDS, parse_samples
 from hspc_gen.search.threads.measure import Config, ThreadSample
 
 PROCESS_TIMEOUT_SECONDS = 600.0
+
+
+class MeasureError(Exception):
+    """The benchmark could not measure a configuration (crashed, hung, or timed out)."""
 
 
 @dataclass
@@ -71,11 +74,18 @@ class HarnessMeasure:
                 "--benchmark_out_format=json",
                 "--benchmark_format=json",
             ]
-            done = subprocess.run(
-                argv, capture_output=True, text=True, timeout=PROCESS_TIMEOUT_SECONDS, check=False
-            )
+            try:
+                done = subprocess.run(
+                    argv,
+                    capture_output=True,
+                    text=True,
+                    timeout=PROCESS_TIMEOUT_SECONDS,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                raise MeasureError("the thread search's benchmark ran past its time") from None
             if done.returncode != 0 or not out.exists():
-                raise UserError(f"the thread search's benchmark failed: {done.stderr[-500:]}")
+                raise MeasureError(f"the thread search's benchmark failed: {done.stderr[-500:]}")
             document = json.loads(out.read_text(encoding="utf-8"))
         return _by_config(document, configs)
 

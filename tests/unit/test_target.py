@@ -400,3 +400,9 @@ def test_every_bundled_example_loads() -> None:
     for example in sorted((REPO / "examples").glob("*.yaml")):
         target = load_target(example)
         assert target.name == example.stem.replace("app", "example")
+
+
+def test_fewer_consumers_than_producers_is_refused_at_its_key(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: x\nevent:\n  size: 8\nthreads:\n  producers: 4\n  consumers: 2\n")
+    message = error_of(path)
+    assert "threads.consumers" in message and "every producer needs its own" in message
