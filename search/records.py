@@ -170,6 +170,15 @@ class Workload:
     producer_source: str = ""
     consumer_source: str = ""
 
+    @property
+    def expected_ns_per_event(self) -> float:
+        """A guess before measuring, to size probes and timeouts: the slower side's synthetic
+        work, at least 2 ns, and at least 1 µs when the app's own (unmeasured) code runs."""
+        guess = max(self.producer_ns, self.consumer_ns, 2.0)
+        if self.producer_source or self.consumer_source:
+            guess = max(guess, 1000.0)
+        return guess
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -105,6 +105,8 @@ class _LazyRunner:
         params = {c.id: c.params for c in self.batch.candidates if c.id not in failed}
         live = without_arms(plan, set(failed)) if failed else plan
         kind = self.toolchain.sample_kind()
-        invocation = Invocation(built.executable, self.workload, params, kind=kind)
+        # A sample's expected time, generously, for the outer timeout of the whole plan.
+        seconds = max(0.05, 3e-9 * plan.events_per_sample * self.workload.expected_ns_per_event)
+        invocation = Invocation(built.executable, self.workload, params, seconds, kind)
         result = run_plan(live, invocation)
         return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})

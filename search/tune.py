@@ -37,8 +37,11 @@ STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
 CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search's rounds
 PROBE_EVENTS = 200_000
+PROBE_SECONDS = 0.01  # a probe sample, sized from the work's guessed cost, lasts about this
 SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
-MIN_EVENTS, MAX_EVENTS = 10_000, 50_000_000
+# At 1 ms of work per event (app.yaml's most), MIN_EVENTS still keeps a sample near a second,
+# well inside the harness's per-sample deadline.
+MIN_EVENTS, MAX_EVENTS = 1_000, 50_000_000
 CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
 CONFIRM_TOP = 3
 # Time model of a batch, from builds on a 2-core VM: Meson's set-up and link, then ~0.8 s per
@@ -204,25 +207,34 @@ class CachedRunner:
         return result
 
 
-def events_per_sample(machinery: Machinery, prepared: Prepared, batch: Batch, seed: int) -> int:
+def probe_events(workload: Workload) -> int:
+    return int(
+        min(PROBE_EVENTS, max(MIN_EVENTS, PROBE_SECONDS * 1e9 / workload.expected_ns_per_event))
+    )
+
+
+def events_per_sample(
+    machinery: Machinery, prepared: Prepared, batch: Batch, stage: StageSpec, seed: int
+) -> int:
     """Events for one sample to last about SAMPLE_SECONDS: the median of a few probes of the
     incumbent. The probe is recorded like any plan, so a re-run sizes samples identically."""
-    probe = make_plan(
+    probe = probe_events(stage.workload)
+    plan = make_plan(
         batch.candidates,
         incumbent=batch.incumbent.id,
         baselines=(),
         rounds=3,
-        events_per_sample=PROBE_EVENTS,
+        events_per_sample=probe,
         seed=seed,
         first_round=CALIBRATION_ROUND,
         live=(),
     )
     runner = CachedRunner(machinery.store, prepared, float("inf"), machinery.progress)
-    result = runner(probe)
+    result = runner(plan)
     walls = sorted(s.wall_ns for s in result.samples if s.arm == batch.incumbent.id)
     if not walls:
-        return PROBE_EVENTS
-    ns_per_event = walls[len(walls) // 2] / PROBE_EVENTS
+        return MIN_EVENTS  # the probe failed: the smallest samples, so nothing runs long
+    ns_per_event = walls[len(walls) // 2] / probe
     return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
@@ -255,7 +267,7 @@ def evaluate(
     *,
     drop: bool = True,
 ) -> Evaluation:
-    events = events_per_sample(machinery, prepared, batch, settings.seed)
+    events = events_per_sample(machinery, prepared, batch, stage, settings.seed)
     race = RaceSettings(
         rounds=batch.rounds,
         events_per_sample=events,

@@ -12,10 +12,12 @@ import pytest
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status, Workload
+from hspc_gen.search.run import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, make_batch
 from hspc_gen.search.tune import (
     CALIBRATION_ROUND,
+    PROBE_EVENTS,
     STAGE_ONE_BASELINES,
     STAGE_TWO_BASELINES,
     Machinery,
@@ -26,6 +28,7 @@ from hspc_gen.search.tune import (
     StageSpec,
     confirm,
     evaluate,
+    probe_events,
     tune,
 )
 
@@ -223,3 +226,11 @@ def test_a_failure_in_a_later_chunk_replays_in_that_chunk_only(tmp_path: Path) -
     measured = len(runs)
     assert once() == cold
     assert len(runs) == measured  # the replay measured nothing
+
+
+def test_probes_are_sized_from_the_work_so_heavy_work_stays_inside_the_sample_deadline() -> None:
+    assert probe_events(Workload(8)) == PROBE_EVENTS  # a bare channel: the full probe
+    heavy = probe_events(Workload(8, consumer_ns=1_000_000.0))  # app.yaml's most: 1 ms
+    assert heavy * 1e-3 <= SAMPLE_DEADLINE_SECONDS / 2
+    own_code = probe_events(Workload(8, consumer_source="/app/work.cpp"))
+    assert own_code < PROBE_EVENTS  # unknown cost: sized as if 1 µs per event
