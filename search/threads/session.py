@@ -114,6 +114,10 @@ def default_max_groups(host: Host) -> int:
     return max(3, len(host.allowed_cpus))
 
 
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _wisdom_path(cache_dir: Path, key: dict[str, object]) -> Path:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return cache_dir / "threads" / f"{digest}.json"
@@ -125,6 +129,7 @@ def recommendation_for(
     """The measured recommendation for the tuned channel, as JSON; kept like FFTW's wisdom under
     the cache, keyed by everything it depends on, so a re-run with the same inputs reuses it
     (and writes the same header) instead of measuring again."""
+    w = target.workload
     key: dict[str, object] = {
         "fingerprint": host.fingerprint,
         "channel": winner.as_dict(),
@@ -133,6 +138,11 @@ def recommendation_for(
         "pin_threads": str(target.constraints.pin_threads),
         "event_bytes": target.event.size,
         "version": __version__,
+        # What the fingerprint leaves out but the search depends on: where we may run, and the
+        # app's own code as it is now.
+        "allowed_cpus": list(host.allowed_cpus),
+        "cpu_quota": host.cpu_quota,
+        "sources": [_digest(p) for p in (w.producer_source, w.consumer_source) if p],
     }
     path = _wisdom_path(toolchain.cache_dir, key)
     if path.exists():
