@@ -51,11 +51,16 @@ class RealToolchain:
         built = build(
             lambda subset: self.project(batch, workload, tuple(subset)),
             ids,
-            self.cache_dir / "builds",
+            self.builds_dir(),
         )
         if built.executable is None or built.failed:
             raise UserError(f"the tuned channel's benchmark did not build:\n{built.log[-2000:]}")
         return built.executable
+
+    def builds_dir(self) -> Path:
+        """Builds by compiler, then by sources: after a compiler upgrade nothing old is reused."""
+        compiler = hashlib.sha256(f"{self.compiler}\0{FLAGS}".encode()).hexdigest()[:12]
+        return self.cache_dir / "builds" / compiler
 
     def sample_kind(self) -> str:
         return "latency" if self.objective is Objective.latency else "throughput"
@@ -93,7 +98,7 @@ class _LazyRunner:
             self.built = build(
                 lambda subset: self.toolchain.project(self.batch, self.workload, tuple(subset)),
                 ids,
-                self.toolchain.cache_dir / "builds",
+                self.toolchain.builds_dir(),
             )
         return self.built
 
