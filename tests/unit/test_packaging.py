@@ -3,6 +3,7 @@ from an unrelated folder, it finds its templates and runtime headers as package 
 
 from __future__ import annotations
 
+import configparser
 import json
 import shutil
 import subprocess
@@ -63,3 +64,47 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
         assert data in names
     for bare in ("search/", "generator/", "reports/"):
         assert f"\n{bare}" not in names  # only the hspc_gen namespace is installed
+
+
+def _setup_cfg() -> configparser.ConfigParser:
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg", encoding="utf-8")
+    return config
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.strip().splitlines() if line.strip()]
+
+
+def _package_dirs(config: configparser.ConfigParser) -> dict[str, Path]:
+    mapping = dict(line.split(" = ") for line in _lines(config["options"]["package_dir"]))
+    return {name: REPO / folder for name, folder in mapping.items()}
+
+
+def _folder_of(package: str, roots: dict[str, Path]) -> Path:
+    """Where a package's files are: its own package_dir entry, else its parent's folder."""
+    if package in roots:
+        return roots[package]
+    parent, _, leaf = package.rpartition(".")
+    return _folder_of(parent, roots) / leaf
+
+
+def test_setup_cfg_lists_every_package_and_nothing_else() -> None:
+    config = _setup_cfg()
+    roots = _package_dirs(config)
+    listed = set(_lines(config["options"]["packages"]))
+    found = set()
+    for name, folder in roots.items():
+        for init in folder.rglob("__init__.py"):
+            relative = init.parent.relative_to(folder).parts
+            found.add(".".join((name, *relative)))
+    assert listed == found
+
+
+def test_every_package_data_pattern_matches_a_file() -> None:
+    config = _setup_cfg()
+    roots = _package_dirs(config)
+    for package, patterns in config["options.package_data"].items():
+        folder = _folder_of(package, roots)
+        for pattern in (p.strip() for p in patterns.split(",")):
+            assert list(folder.glob(pattern)), f"{package}: {pattern} matches no file"
