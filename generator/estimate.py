@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, PinThreads, Primitive
+from hspc_gen.model import LIMITS, SEARCH_MIN_BUFFER_BYTES, ChannelParams, PinThreads, Primitive
 from hspc_gen.render import ThreadAdvice
 
 # Blocking first: on a small or shared host the peer is often not running, and spinning then
@@ -29,7 +29,6 @@ SPARE_CPU_PREFERENCE = (Primitive.hybrid, *(p for p in BLOCKING_PREFERENCE if p 
 SPARE_CPUS_FOR_SPINNING = 4
 DEFAULT_BUFFERS = 4
 DEFAULT_SPIN_NS = 2000
-MIN_BUFFER_BYTES = 256
 MAX_ESTIMATED_BUFFER_BYTES = 1 << 20
 
 
@@ -37,7 +36,7 @@ def padding_bytes(host: Host) -> int:
     """Two lines on x86 (the adjacent-line prefetcher pulls pairs of lines), else one line."""
     line = host.cache_line_bytes
     x86 = any(vendor in host.model_name for vendor in ("Intel", "AMD", "Xeon", "EPYC"))
-    return min(512, 2 * line if x86 else line)
+    return min(LIMITS["padding_bytes"].high, 2 * line if x86 else line)
 
 
 def stack_offset_bytes(host: Host) -> int:
@@ -48,10 +47,10 @@ def stack_offset_bytes(host: Host) -> int:
 
 def buffer_bytes(host: Host, buffers: int, event_bytes: int, max_buffer_memory: int) -> int:
     """All buffers together in about half the L2 a core owns, so they stay cached."""
-    target = max(host.l2_bytes_per_core() // (2 * buffers), MIN_BUFFER_BYTES)
+    target = max(host.l2_bytes_per_core() // (2 * buffers), SEARCH_MIN_BUFFER_BYTES)
     size = 1 << (min(target, MAX_ESTIMATED_BUFFER_BYTES).bit_length() - 1)
     size = min(size, _floor_pow2(max_buffer_memory // buffers))
-    return max(size, MIN_BUFFER_BYTES, event_bytes)
+    return max(size, SEARCH_MIN_BUFFER_BYTES, event_bytes)
 
 
 def _floor_pow2(n: int) -> int:

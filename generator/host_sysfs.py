@@ -19,7 +19,7 @@ from hspc_gen.errors import UserError
 # line of every mainstream x86 and ARM core; padding to it is what a compiler's
 # hardware_destructive_interference_size would do too.
 DEFAULT_LINE_BYTES = 64
-_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+_SYSFS_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 _CPU_DIR = re.compile(r"cpu(\d+)")
 
 
@@ -116,7 +116,7 @@ def read_size(path: Path) -> int | None:
     match = re.fullmatch(r"(\d+)\s*([KMG]?)", text)
     if match is None:
         raise UserError(f"{path}: expected a size such as 48K, found {text!r}")
-    return int(match[1]) * _SIZE_UNITS[match[2]]
+    return int(match[1]) * _SYSFS_SIZE_UNITS[match[2]]
 
 
 def read_online(cpu_dir: Path) -> tuple[int, ...]:

@@ -31,6 +31,19 @@ class Primitive(StrEnum):
 _BLOCKING = frozenset({Primitive.condvar, Primitive.futex, Primitive.hybrid})
 
 
+class Status(StrEnum):
+    """What became of one arm: built and measured (`ok`), or why not, or why a decision left it
+    out. Failures are values in the record, never exceptions that stop the run."""
+
+    ok = "ok"
+    compile_error = "compile_error"
+    timeout = "timeout"  # a sample ran past its deadline: the watchdog aborted it
+    crashed = "crashed"  # the benchmark process died (a signal or a non-zero exit)
+    wrong_answer = "wrong_answer"  # a sample lost, duplicated or reordered events
+    no_samples = "no_samples"  # it ran, but left no sample a decision could use
+    skipped = "skipped"  # not run: the budget ran out first
+
+
 class Objective(StrEnum):
     throughput = "throughput"
     latency = "latency"
@@ -81,3 +94,53 @@ def _plain(value: object) -> int | str:
 
 
 PARAM_NAMES: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ChannelParams))
+
+
+KiB, MiB = 1 << 10, 1 << 20
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The domain of one integer channel parameter: what the channel's static_asserts accept
+    (runtime/hspc/limits.hpp holds the same numbers; a test compiles it and compares)."""
+
+    low: int
+    high: int
+    powers_of_two: bool = False  # only powers of two in [low, high], and 0 when low is 0
+    bytes: bool = False  # a size: described as "64 KiB" rather than 65536
+
+    def allows(self, value: int) -> bool:
+        if not self.low <= value <= self.high:
+            return False
+        return not self.powers_of_two or value == 0 or value & (value - 1) == 0
+
+    def describe(self) -> str:
+        low, high = self._text(self.low), self._text(self.high)
+        if self.powers_of_two:
+            zero = "0 or " if self.low == 0 else ""
+            return f"must be {zero}a power of two up to {high}"
+        return f"must be between {low} and {high}"
+
+    def _text(self, value: int) -> str:
+        if not self.bytes:
+            return str(value)
+        for scale, unit in ((MiB, "MiB"), (KiB, "KiB")):
+            if value >= scale and value % scale == 0:
+                return f"{value // scale} {unit}"
+        return f"{value} B"
+
+
+LIMITS: dict[str, Limit] = {
+    "padding_bytes": Limit(0, 512, powers_of_two=True, bytes=True),
+    "stack_offset_bytes": Limit(0, 64 * KiB, bytes=True),
+    "buffers": Limit(2, 64),
+    "buffer_bytes": Limit(64, 16 * MiB, bytes=True),
+}
+"""One table of the parameter limits: `--set`, the search space and the estimate all read it."""
+
+SEARCH_MIN_BUFFER_BYTES = 256
+"""The smallest buffer the search and the estimate propose (the channel accepts 64): below it
+the once-per-buffer hand-off costs more than the events it carries."""
+
+MAX_THREADS = 1024
+"""The most producer or consumer threads app.yaml may ask for, and the thread search considers."""

@@ -6,43 +6,23 @@ import difflib
 from collections.abc import Iterable, Mapping
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive
+from hspc_gen.model import LIMITS, PARAM_NAMES, ChannelParams, Primitive
 from hspc_gen.units import parse_size
-
-MAX_PADDING_BYTES = 512
-MAX_STACK_OFFSET_BYTES = 65536
-MIN_BUFFERS, MAX_BUFFERS = 2, 64
-MIN_BUFFER_BYTES, MAX_BUFFER_BYTES = 64, 16 * 1024 * 1024
 
 _SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes"})
 
 
-def _is_power_of_two(n: int) -> bool:
-    return n > 0 and n & (n - 1) == 0
-
-
 def domain_error(name: str, value: object) -> str | None:
     """Why `value` is outside the domain of parameter `name`, or None when it is inside."""
-    match name:
-        case "padding_bytes":
-            ok = isinstance(value, int) and (
-                value == 0 or (_is_power_of_two(value) and value <= MAX_PADDING_BYTES)
-            )
-            return None if ok else f"must be 0 or a power of two up to {MAX_PADDING_BYTES}"
-        case "stack_offset_bytes":
-            ok = isinstance(value, int) and 0 <= value <= MAX_STACK_OFFSET_BYTES
-            return None if ok else f"must be between 0 and {MAX_STACK_OFFSET_BYTES}"
-        case "buffers":
-            ok = isinstance(value, int) and MIN_BUFFERS <= value <= MAX_BUFFERS
-            return None if ok else f"must be between {MIN_BUFFERS} and {MAX_BUFFERS}"
-        case "buffer_bytes":
-            ok = isinstance(value, int) and MIN_BUFFER_BYTES <= value <= MAX_BUFFER_BYTES
-            return None if ok else "must be between 64 B and 16 MiB"
-        case "producer_cpu" | "consumer_cpu":
-            ok = isinstance(value, int) and value >= -1
-            return None if ok else "must be a CPU id, or -1 for not pinned"
-        case "primitive":
-            return None if isinstance(value, Primitive) else "must be a primitive"
+    if name in LIMITS:
+        limit = LIMITS[name]
+        ok = isinstance(value, int) and not isinstance(value, bool) and limit.allows(value)
+        return None if ok else limit.describe()
+    if name in ("producer_cpu", "consumer_cpu"):
+        ok = isinstance(value, int) and value >= -1
+        return None if ok else "must be a CPU id, or -1 for not pinned"
+    if name == "primitive":
+        return None if isinstance(value, Primitive) else "must be a primitive"
     raise KeyError(name)
 
 

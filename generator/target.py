@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import Objective, PinThreads, Primitive
+from hspc_gen.model import MAX_THREADS, Objective, PinThreads, Primitive
 from hspc_gen.units import describe_input, duration_field, format_size, parse_size, size_field
 from hspc_gen.yaml_source import LocatedError, did_you_mean, load_yaml_mapping, validate
 
@@ -46,7 +46,6 @@ MIN_BUFFER_MEMORY = 128
 MAX_BUFFER_MEMORY = 1 << 30
 MAX_WORK_NS = 1e6  # 1 ms of synthetic work per event is already far beyond a channel's concern
 MAX_LATENCY_US = 1e6
-MAX_THREADS = 1024
 MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 86400.0
 
 _NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
@@ -220,7 +219,8 @@ class Event(BaseModel):
 
 
 class Workload(BaseModel):
-    """What the producer and the consumer do per event, for the search's Stage Two.
+    """What the producer and the consumer do per event: Stage Two runs it in every sample (Stage
+    One runs `Workload()`, the idealised producer and consumer that only move events).
 
     Per side, either synthetic work (`producer_ns`; `consumer_ns` and `consumer_bytes`),
     calibrated on the host, or real work in a C++ source file, never both (0 counts as none).
@@ -242,6 +242,15 @@ class Workload(BaseModel):
     """C++ file defining hspc_produce, relative to app.yaml's folder. Default: none."""
     consumer_source: SourceFile = None
     """C++ file defining hspc_consume, relative to app.yaml's folder. Default: none."""
+
+    @property
+    def expected_ns_per_event(self) -> float:
+        """A guess before measuring, to size probes and timeouts: the slower side's synthetic
+        work, at least 2 ns, and at least 1 µs when the app's own (unmeasured) code runs."""
+        guess = max(self.producer_ns, self.consumer_ns, 2.0)
+        if self.producer_source or self.consumer_source:
+            guess = max(guess, 1000.0)
+        return guess
 
     @model_validator(mode="after")
     def _one_kind_of_work_per_side(self) -> Workload:

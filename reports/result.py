@@ -7,10 +7,10 @@ from typing import Any
 
 from hspc_gen import __version__
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Effort, Objective
+from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.search import stats
 from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records import BASELINE_ARMS, Status
+from hspc_gen.search.records import BASELINE_ARMS
 from hspc_gen.search.session import Tuned
 from hspc_gen.target import Target
 
@@ -80,7 +80,7 @@ def _status_of(arm: str, evaluation: Evaluation) -> str:
         return str(failed)
     excluded = evaluation.step.decision.excluded.get(arm)
     if excluded is not None:
-        return excluded
+        return str(excluded)
     return str(Status.ok if arm in evaluation.step.decision.summaries else evaluation.race.status)
 
 
@@ -116,7 +116,7 @@ def _decisions(evaluations: tuple[Evaluation, ...]) -> list[dict[str, Any]]:
             "margin": _number(e.step.decision.delta),
             "precision": _number(e.step.decision.precision),
             "rounds": e.race.rounds,
-            "excluded": dict(e.step.decision.excluded),
+            "excluded": {arm: str(s) for arm, s in e.step.decision.excluded.items()},
         }
         for e in evaluations
     ]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hspc_gen.errors import UserError
-from hspc_gen.search.records import Status
+from hspc_gen.model import Status
 
 # The Meson options every benchmark build uses; part of each record's key, so a change of flags
 # makes older measurements stale. Compiler flags themselves live in the rendered meson.build.

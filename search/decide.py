@@ -22,9 +22,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hspc_gen.model import ChannelParams, Objective
+from hspc_gen.model import ChannelParams, Objective, Status
 from hspc_gen.search import stats
-from hspc_gen.search.records import AA_PREFIX, Sample, Status
+from hspc_gen.search.records import AA_PREFIX, Sample
 
 SamplesByArm = Mapping[str, Sequence[Sample]]
 
@@ -70,7 +70,7 @@ class Decision:
     delta: float
     precision: float
     """The difference this decision could resolve: max(δ, the median interval half-width)."""
-    excluded: Mapping[str, str] = field(default_factory=dict)
+    excluded: Mapping[str, Status] = field(default_factory=dict)
     summaries: Mapping[str, stats.Summary] = field(default_factory=dict)
     best_measured: str | None = None
 
@@ -80,23 +80,22 @@ def exclusions(
     candidates: Mapping[str, ChannelParams],
     statuses: Mapping[str, Status],
     metric: stats.Metric,
-) -> dict[str, str]:
+) -> dict[str, Status]:
     """Arms that may not win, with the reason.
 
     One unverified sample excludes the whole arm: a channel that lost or reordered events once is
     wrong, however fast it is.
     """
-    out: dict[str, str] = {}
+    out: dict[str, Status] = {}
     for arm in candidates:
         status = statuses.get(arm, Status.ok)
         samples = samples_by_arm.get(arm, ())
-        unverified = sum(1 for s in samples if not s.verified)
         if status is not Status.ok:
-            out[arm] = status.value
-        elif unverified:
-            out[arm] = f"{Status.wrong_answer.value}: {unverified} unverified samples"
+            out[arm] = status
+        elif any(not s.verified for s in samples):
+            out[arm] = Status.wrong_answer
         elif not stats.by_round(samples, metric):
-            out[arm] = "no usable samples"
+            out[arm] = Status.no_samples
     return out
 
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from hspc_gen.model import Objective
+from hspc_gen.model import Objective, Status
 from hspc_gen.search import stats
 from hspc_gen.search.decide import (
     SamplesByArm,
@@ -24,10 +24,8 @@ from hspc_gen.search.decide import (
     noise_floor,
     pick_winner,
 )
-from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, Status, aa_arm, make_plan
+from hspc_gen.search.records import Candidate, Plan, Runner, Sample, aa_arm, make_plan
 from hspc_gen.search.strategies.base import Batch, StepResult
-
-Runner = Callable[[Plan], RunResult]
 
 
 def current_best(

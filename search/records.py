@@ -9,27 +9,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
-from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive
-
-
-class Status(StrEnum):
-    """The outcome of building or running one arm. Failures are values, not exceptions."""
-
-    ok = "ok"
-    compile_error = "compile_error"
-    timeout = "timeout"
-    crashed = "crashed"
-    wrong_answer = "wrong_answer"
-    unstable = "unstable"
-    skipped = "skipped"
-
+from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive, Status
 
 BASELINE_ARMS: tuple[str, ...] = (
     "producer_alone",
@@ -158,43 +144,6 @@ class Candidate:
 
 
 @dataclass(frozen=True)
-class Workload:
-    """The work per event: synthetic (calibrated ns, a working set) and/or the app's own C++
-    (absolute paths of files defining hspc_produce / hspc_consume; empty for none). Stage One runs
-    the idealised producer and consumer: all zero, no sources."""
-
-    event_bytes: int
-    producer_ns: float = 0.0
-    consumer_ns: float = 0.0
-    consumer_bytes: int = 0
-    producer_source: str = ""
-    consumer_source: str = ""
-
-    @property
-    def expected_ns_per_event(self) -> float:
-        """A guess before measuring, to size probes and timeouts: the slower side's synthetic
-        work, at least 2 ns, and at least 1 µs when the app's own (unmeasured) code runs."""
-        guess = max(self.producer_ns, self.consumer_ns, 2.0)
-        if self.producer_source or self.consumer_source:
-            guess = max(guess, 1000.0)
-        return guess
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Workload:
-        return cls(
-            event_bytes=int(data["event_bytes"]),
-            producer_ns=float(data.get("producer_ns", 0.0)),
-            consumer_ns=float(data.get("consumer_ns", 0.0)),
-            consumer_bytes=int(data.get("consumer_bytes", 0)),
-            producer_source=str(data.get("producer_source", "")),
-            consumer_source=str(data.get("consumer_source", "")),
-        )
-
-
-@dataclass(frozen=True)
 class Plan:
     """What one benchmark binary runs: blocked rounds, each a seeded permutation of the arms.
 
@@ -283,6 +232,10 @@ class RunResult:
     log: str = ""
     arm_status: Mapping[str, Status] = dataclasses.field(default_factory=dict)
     """Per-arm failures within an otherwise finished run (e.g. one variant's wrong_answer)."""
+
+
+Runner = Callable[[Plan], RunResult]
+"""The run stage as the search sees it: a plan in, its samples (or its failure) out."""
 
 
 @dataclass(frozen=True)

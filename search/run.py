@@ -12,21 +12,14 @@ import json
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hspc_gen.model import ChannelParams
-from hspc_gen.search.records import (
-    AA_PREFIX,
-    Plan,
-    RunResult,
-    Sample,
-    Status,
-    Workload,
-    is_baseline,
-)
+from hspc_gen.model import ChannelParams, Status
+from hspc_gen.search.records import AA_PREFIX, Plan, RunResult, Sample, is_baseline
+from hspc_gen.target import Workload
 
 SAMPLE_DEADLINE_SECONDS = 10.0  # the harness aborts a sample that runs longer: a hang
 PROCESS_GRACE_SECONDS = 30.0  # beyond the plan's expected time, before we kill it
@@ -187,10 +180,3 @@ def run_plan(plan: Plan, invocation: Invocation) -> RunResult:
 def _candidates(order: Sequence[Sequence[str]]) -> list[str]:
     arms = {a for rnd in order for a in rnd if not is_baseline(a) and not a.startswith(AA_PREFIX)}
     return sorted(arms)
-
-
-Runner = Callable[[Plan], RunResult]
-
-
-def runner_for(invocation: Invocation) -> Runner:
-    return lambda plan: run_plan(plan, invocation)

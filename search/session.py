@@ -3,7 +3,6 @@ and the confirmation of its best candidates in a fresh process."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,8 +11,7 @@ from hspc_gen.estimate import DEFAULT_SPIN_NS
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records import Workload
-from hspc_gen.search.space import Choice, HostShape, Space
+from hspc_gen.search.space import HostShape, Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.harness import MeasureError
 from hspc_gen.search.threads.session import recommendation_for
@@ -29,8 +27,7 @@ from hspc_gen.search.tune import (
     confirm,
     tune,
 )
-from hspc_gen.search.workload import app_workload
-from hspc_gen.target import Target
+from hspc_gen.target import Target, Workload
 
 CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
 THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation that follows
@@ -67,27 +64,12 @@ def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) 
         pin_threads=target.constraints.pin_threads,
         host=host_shape(host),
     )
-    narrowed: dict[str, object] = {}
-    for name, field in (
-        ("padding_bytes", "padding"),
-        ("stack_offset_bytes", "stack_offset"),
-        ("buffers", "buffers"),
-        ("buffer_bytes", "buffer_bytes"),
-    ):
-        if name in fixed:
-            narrowed[field] = Choice((int(fixed[name]),))
-    if "primitive" in fixed:
-        narrowed["primitives"] = (Primitive(str(fixed["primitive"])),)
-    if "producer_cpu" in fixed or "consumer_cpu" in fixed:
-        narrowed["placements"] = (
-            (int(fixed.get("producer_cpu", -1)), int(fixed.get("consumer_cpu", -1))),
-        )
-    return dataclasses.replace(space, **narrowed)  # type: ignore[arg-type]
+    return space.narrowed(fixed)
 
 
 def workloads(target: Target) -> tuple[Workload, Workload]:
     """Stage One's idealised producer/consumer (events only) and Stage Two's real work."""
-    return Workload(event_bytes=target.event.size), app_workload(target)
+    return Workload(), target.workload
 
 
 def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
@@ -131,7 +113,14 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
 def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolchain:
     """The real render/build/run chain, its builds and records under `cache` (or the default)."""
     root = cache or default_cache_dir()
-    return RealToolchain(host.fingerprint, host.compiler, root, DEFAULT_SPIN_NS, target.objective)
+    return RealToolchain(
+        host.fingerprint,
+        host.compiler,
+        root,
+        DEFAULT_SPIN_NS,
+        target.event.size,
+        target.objective,
+    )
 
 
 def default_cache_dir() -> Path:

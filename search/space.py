@@ -6,21 +6,22 @@ other stage's insides: the pipeline adapts its Target and Host into these argume
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import ChannelParams, PinThreads, Primitive
+from hspc_gen.model import LIMITS, SEARCH_MIN_BUFFER_BYTES, ChannelParams, PinThreads, Primitive
 
-PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, 512)
-STACK_OFFSET_MAX = 65536
+# The grids the search walks, inside the parameter limits (model.LIMITS).
+PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, LIMITS["padding_bytes"].high)
 STACK_OFFSET_STEP = 4096
-BUFFER_COUNTS: tuple[int, ...] = (2, 3, 4, 8, 16, 32, 64)
-MIN_BUFFER_BYTES = 256
+"""The smallest stack offset tried: the paper's 4 KiB aliasing window."""
+BUFFER_COUNTS: tuple[int, ...] = (2, 3, 4, 8, 16, 32, LIMITS["buffers"].high)
 START_BUFFERS = 3
 """The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
 START_BUFFER_BYTES = 4096
-UNPINNED: tuple[int, int] = (-1, -1)
+UNPINNED_CPUS: tuple[int, int] = (-1, -1)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,8 @@ class Space:
     max_buffer_memory: int
     pin_threads: PinThreads
     host: HostShape
-    padding: Parameter
-    stack_offset: Parameter
+    padding_bytes: Parameter
+    stack_offset_bytes: Parameter
     buffers: Parameter
     buffer_bytes: Parameter
     placements: tuple[tuple[int, int], ...]
@@ -115,12 +116,12 @@ class Space:
             raise UserError(f"event_bytes must be at least 1, not {event_bytes}")
         if not prims:
             raise UserError("no synchronization primitive is allowed: allow at least one")
-        low = max(MIN_BUFFER_BYTES, next_power_of_two(event_bytes))
+        low = max(SEARCH_MIN_BUFFER_BYTES, next_power_of_two(event_bytes))
         high = floor_power_of_two(max_buffer_memory // min(BUFFER_COUNTS))
         if high < low:
             raise UserError(
                 f"max_buffer_memory {max_buffer_memory} B cannot hold {min(BUFFER_COUNTS)} buffers"
-                f" of {low} B (one {event_bytes} B event, at least {MIN_BUFFER_BYTES} B);"
+                f" of {low} B (one {event_bytes} B event, at least {SEARCH_MIN_BUFFER_BYTES} B);"
                 f" allow at least {min(BUFFER_COUNTS) * low} B"
             )
         return cls(
@@ -129,18 +130,39 @@ class Space:
             max_buffer_memory=max_buffer_memory,
             pin_threads=pin_threads,
             host=host,
-            padding=Choice(PADDING_GRID),
-            stack_offset=PowerOfTwo(STACK_OFFSET_STEP, STACK_OFFSET_MAX, with_zero=True),
+            padding_bytes=Choice(PADDING_GRID),
+            stack_offset_bytes=PowerOfTwo(
+                STACK_OFFSET_STEP, LIMITS["stack_offset_bytes"].high, with_zero=True
+            ),
             buffers=Choice(BUFFER_COUNTS),
             buffer_bytes=PowerOfTwo(low, high),
             placements=placements(host, pin_threads),
         )
 
+    def narrowed(self, fixed: Mapping[str, int | Primitive]) -> Space:
+        """The space with the parameters `--set` fixed, each to its one value."""
+
+        def one(name: str, current: Parameter) -> Parameter:
+            return Choice((int(fixed[name]),)) if name in fixed else current
+
+        placement = (int(fixed.get("producer_cpu", -1)), int(fixed.get("consumer_cpu", -1)))
+        pinned = "producer_cpu" in fixed or "consumer_cpu" in fixed
+        primitive = fixed.get("primitive")
+        return dataclasses.replace(
+            self,
+            padding_bytes=one("padding_bytes", self.padding_bytes),
+            stack_offset_bytes=one("stack_offset_bytes", self.stack_offset_bytes),
+            buffers=one("buffers", self.buffers),
+            buffer_bytes=one("buffer_bytes", self.buffer_bytes),
+            primitives=(Primitive(str(primitive)),) if primitive is not None else self.primitives,
+            placements=(placement,) if pinned else self.placements,
+        )
+
     def padding_values(self) -> tuple[int, ...]:
-        return self.padding.values()
+        return self.padding_bytes.values()
 
     def stack_offset_values(self) -> tuple[int, ...]:
-        return self.stack_offset.values()
+        return self.stack_offset_bytes.values()
 
     def buffer_counts(self) -> tuple[int, ...]:
         return self.buffers.values()
@@ -214,10 +236,10 @@ def placements(host: HostShape, pin_threads: PinThreads) -> tuple[tuple[int, int
     """
     pinned = [p for p in (_distinct_cores(host), _siblings(host)) if p is not None]
     if pin_threads is PinThreads.never or not pinned:
-        return (UNPINNED,)
+        return (UNPINNED_CPUS,)
     if pin_threads is PinThreads.always:
         return tuple(pinned)
-    return (UNPINNED, *pinned)
+    return (UNPINNED_CPUS, *pinned)
 
 
 def _core_of(host: HostShape) -> dict[int, int]:

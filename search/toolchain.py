@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import Objective
+from hspc_gen.model import Objective, Status
 from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, render_bench_files
 from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
-from hspc_gen.search.records import Plan, RecordKey, RunResult, Status, Workload
+from hspc_gen.search.records import Plan, RecordKey, RunResult
 from hspc_gen.search.run import Invocation, run_plan, without_arms
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.tune import Prepared
+from hspc_gen.target import Workload
 
 FLAGS = " ".join(MESON_OPTIONS)
 
@@ -29,11 +30,12 @@ class RealToolchain:
     compiler: str
     cache_dir: Path
     spin_ns: int
+    event_bytes: int
     objective: Objective = Objective.throughput
 
     def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
         variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
-        files = render_bench_files(variants, workload.event_bytes, self.spin_ns, app_work(workload))
+        files = render_bench_files(variants, self.event_bytes, self.spin_ns, app_work(workload))
         return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
 
     def __call__(self, batch: Batch, workload: Workload, baselines: tuple[str, ...]) -> Prepared:
@@ -68,19 +70,19 @@ class RealToolchain:
     def measured_hash(self, project: Project, workload: Workload) -> str:
         """What a record measured: the sources, and what the plan tells the binary at run time
         (the work per event, the sample kind), so a record is never reused for other work."""
-        runtime = json.dumps([workload.to_dict(), self.sample_kind()], sort_keys=True)
+        runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
         digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
         return digest[:16]
 
 
 def app_work(workload: Workload) -> AppWork:
     """The app's source files for the bench project (one file when both sides share it)."""
-    sources = {workload.producer_source, workload.consumer_source} - {""}
+    sources = {workload.producer_source, workload.consumer_source} - {None}
     files = tuple(
-        (f"app_work_{i}.cpp", Path(path).read_text(encoding="utf-8"))
-        for i, path in enumerate(sorted(sources))
+        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8"))
+        for i, path in enumerate(sorted(p for p in sources if p is not None))
     )
-    folders = tuple(sorted({str(Path(path).parent) for path in sources}))
+    folders = tuple(sorted({str(path.parent) for path in sources if path is not None}))
     producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
     return AppWork(files, producer, consumer, folders)
 

@@ -14,17 +14,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from hspc_gen.model import ChannelParams, Effort, Objective
+from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.search import stats
 from hspc_gen.search.racing import Evaluation, RaceSettings, evaluate_batch
 from hspc_gen.search.records import (
     Plan,
     Record,
     RecordKey,
+    Runner,
     RunResult,
     Sample,
-    Status,
-    Workload,
     make_plan,
     records_from_run,
 )
@@ -32,6 +31,7 @@ from hspc_gen.search.space import Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
+from hspc_gen.target import Workload
 
 STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
@@ -39,9 +39,9 @@ CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search
 PROBE_EVENTS = 200_000
 PROBE_SECONDS = 0.01  # a probe sample, sized from the work's guessed cost, lasts about this
 SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
-# At 1 ms of work per event (app.yaml's most), MIN_EVENTS still keeps a sample near a second,
+# At 1 ms of work per event (app.yaml's most), MIN_SAMPLE_EVENTS still keeps a sample near a second,
 # well inside the harness's per-sample deadline.
-MIN_EVENTS, MAX_EVENTS = 1_000, 50_000_000
+MIN_SAMPLE_EVENTS, MAX_SAMPLE_EVENTS = 1_000, 50_000_000
 CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
 CONFIRM_TOP = 3
 # Time model of a batch, from builds on a 2-core VM: Meson's set-up and link, then ~0.8 s per
@@ -50,8 +50,6 @@ BUILD_SETUP_SECONDS = 4.0
 UNIT_SECONDS = 0.8
 SAMPLE_OVERHEAD = 1.5
 MIN_CONFIRM_SECONDS = 10.0
-
-Runner = Callable[[Plan], RunResult]
 
 
 @dataclass(frozen=True)
@@ -209,7 +207,10 @@ class CachedRunner:
 
 def probe_events(workload: Workload) -> int:
     return int(
-        min(PROBE_EVENTS, max(MIN_EVENTS, PROBE_SECONDS * 1e9 / workload.expected_ns_per_event))
+        min(
+            PROBE_EVENTS,
+            max(MIN_SAMPLE_EVENTS, PROBE_SECONDS * 1e9 / workload.expected_ns_per_event),
+        )
     )
 
 
@@ -233,9 +234,9 @@ def events_per_sample(
     result = runner(plan)
     walls = sorted(s.wall_ns for s in result.samples if s.arm == batch.incumbent.id)
     if not walls:
-        return MIN_EVENTS  # the probe failed: the smallest samples, so nothing runs long
+        return MIN_SAMPLE_EVENTS  # the probe failed: the smallest samples, so nothing runs long
     ns_per_event = walls[len(walls) // 2] / probe
-    return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
+    return int(min(MAX_SAMPLE_EVENTS, max(MIN_SAMPLE_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
 def batch_seconds(batch: Batch, stage: StageSpec, prepared: Prepared) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -82,16 +82,6 @@ def best_so_far(start: ChannelParams, history: Sequence[StepResult]) -> ChannelP
     for result in history:
         best = result.winner() or best
     return best
-
-
-def run_search(
-    strategy: Strategy, evaluate: Callable[[Batch], StepResult]
-) -> tuple[StepResult, ...]:
-    """Propose, evaluate, repeat until the strategy is done. The answer is the last winner."""
-    history: list[StepResult] = []
-    while (batch := strategy.propose(history)) is not None:
-        history.append(evaluate(batch))
-    return tuple(history)
 
 
 # Options: a frozen dataclass per strategy is its declared table.

@@ -8,7 +8,7 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import exhaustive, stage_one, stage_two
-from hspc_gen.search.strategies.base import Strategy, option_table
+from hspc_gen.search.strategies.base import Strategy
 
 Factory = Callable[[Space, ChannelParams, Effort, Mapping[str, object]], Strategy]
 
@@ -17,13 +17,6 @@ STRATEGIES: Mapping[str, Factory] = {
     stage_two.NAME: stage_two.create,
     exhaustive.NAME: exhaustive.create,
 }
-
-OPTION_TABLES: Mapping[str, Mapping[str, str]] = {
-    stage_one.NAME: option_table(stage_one.Options),
-    stage_two.NAME: option_table(stage_two.Options),
-    exhaustive.NAME: option_table(exhaustive.Options),
-}
-"""Each strategy's options and their documentation, for `--help` and the report."""
 
 
 def create(

@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass
 
 from hspc_gen.host import Host
+from hspc_gen.model import MAX_THREADS
 
 SMT_YIELD = 0.3
 """What a second hardware thread adds to its core: Saunders et al. measured 33-35% offloaded."""
-MAX_THREADS = 1024
 """The most threads the search considers (app.yaml's threads.* accept 1 to 1024)."""
 KEEP_UP_SLACK = 0.1
 """Consumers per producer round the cost ratio up only past this much."""

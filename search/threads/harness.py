@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from hspc_gen.search.records import Workload
 from hspc_gen.search.run import SAMPLE_DEADLINE_SECONDS, parse_samples
 from hspc_gen.search.threads.measure import Config, ThreadSample
+from hspc_gen.target import Workload
 
 PROCESS_TIMEOUT_SECONDS = 600.0
 

@@ -20,7 +20,7 @@ from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.duel import Duels
 from hspc_gen.search.threads.measure import Config, Lab, Relative
 
-SWEEP_ROUNDS = 48
+KNEE_ROUNDS = 48
 REFERENCE_COPIES = 2
 LINE_POINTS = 7
 RUNNERS_UP = 3
@@ -99,7 +99,7 @@ def settle(duels: Duels, axis: Axis, best: Config, counts: Iterable[int]) -> tup
     for _ in range(2):
         window = _window(duels, axis, best, counts)
         references = [best] + [best.copy(i) for i in range(1, REFERENCE_COPIES + 1)]
-        since = lab.run([axis.config(n) for n in window] + references, SWEEP_ROUNDS)
+        since = lab.run([axis.config(n) for n in window] + references, KNEE_ROUNDS)
         rels = {n: pooled(lab, axis.config(n), references, since) for n in window}
         beaten = [n for n in window if rels[n].low > 1.0]
         if not beaten:
@@ -130,6 +130,6 @@ def _snap(duels: Duels, axis: Axis, best: Config, wanted: int, swept: int) -> Co
     if swept <= wanted * (1.0 + SNAP) or wanted <= axis.low - 1:
         return axis.config(swept)
     candidate = axis.config(max(wanted, axis.low))
-    since = duels.lab.run([best, candidate], SWEEP_ROUNDS)
+    since = duels.lab.run([best, candidate], KNEE_ROUNDS)
     rel = duels.lab.compare(candidate, best, since)
     return candidate if rel.gain >= 1.0 - 2.0 * duels.tolerance else axis.config(swept)

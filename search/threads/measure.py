@@ -18,7 +18,7 @@ import numpy as np
 from hspc_gen.search import stats
 from hspc_gen.search.records import Sample
 
-UNPINNED = "unpinned"
+UNPINNED_PLACEMENT = "unpinned"
 
 
 @dataclass(frozen=True, order=True)
@@ -28,7 +28,7 @@ class Config:
 
     producers: int
     consumers: int
-    placement: str = UNPINNED
+    placement: str = UNPINNED_PLACEMENT
     producer_cpus: tuple[int, ...] = ()  # one per producer when pinned
     consumer_cpus: tuple[int, ...] = ()  # one per consumer when pinned
     replica: int = 0

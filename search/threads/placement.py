@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hspc_gen.host_sysfs import format_cpu_list
 from hspc_gen.model import PinThreads
 from hspc_gen.search.threads.capacity import TopologyShape
-from hspc_gen.search.threads.measure import UNPINNED, Config, Lab, Relative
+from hspc_gen.search.threads.measure import UNPINNED_PLACEMENT, Config, Lab, Relative
 
 COMPACT = "compact"
 SIBLINGS = "smt_siblings"
@@ -228,4 +228,4 @@ def omp_places(shape: TopologyShape, config: Config) -> str:
 
 
 def placement_name(config: Config) -> str:
-    return config.placement if config.pinned else UNPINNED
+    return config.placement if config.pinned else UNPINNED_PLACEMENT

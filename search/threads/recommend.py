@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import PinThreads
+from hspc_gen.model import MAX_THREADS, PinThreads
 from hspc_gen.search.stats import MARGIN_FLOOR
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.capacity import (
     KEEP_UP_SLACK,
-    MAX_THREADS,
     Estimate,
     TopologyShape,
     WorkCost,

@@ -24,14 +24,13 @@ from hspc_gen.search.threads.harness import HarnessMeasure
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.search.threads.recommend import Recommendation, recommend
 from hspc_gen.search.toolchain import RealToolchain
-from hspc_gen.search.workload import app_workload
 from hspc_gen.target import Target
 
 THREAD_SEED = 5  # apart from the channel search's seeds
-SAMPLE_SECONDS = 0.02
+THREAD_SAMPLE_SECONDS = 0.02
 COST_ROUNDS = 5
 SWEEP_ROUNDS = 10
-MIN_EVENTS, MAX_EVENTS = 20_000, 20_000_000
+THREAD_MIN_EVENTS, THREAD_MAX_EVENTS = 20_000, 20_000_000
 
 
 @dataclass(frozen=True)
@@ -45,16 +44,18 @@ class Bench:
 
 def _events(cost: WorkCost) -> int:
     per_event_ns = max(cost.producer_ns, cost.consumer_ns, 1.0)
-    return int(min(MAX_EVENTS, max(MIN_EVENTS, SAMPLE_SECONDS * 1e9 / per_event_ns)))
+    return int(
+        min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, THREAD_SAMPLE_SECONDS * 1e9 / per_event_ns))
+    )
 
 
 def prepare(target: Target, host: Host, winner: ChannelParams, toolchain: RealToolchain) -> Bench:
     """Build (or reuse) the winner's binary and measure one pair's per-event costs."""
-    work = app_workload(target)
+    work = target.workload
     batch = make_batch("threads", "threads", [winner], winner, 1)
     executable = toolchain.executable(batch, work)
     variant = batch.incumbent.id
-    probe = HarnessMeasure(executable, variant, work, MIN_EVENTS, THREAD_SEED)
+    probe = HarnessMeasure(executable, variant, work, THREAD_MIN_EVENTS, THREAD_SEED)
     cost = _measure_cost(probe)
     measure = HarnessMeasure(executable, variant, work, _events(cost), THREAD_SEED)
     return Bench(measure, cost, TopologyShape.from_host(host))

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hspc_gen.model import PinThreads, Primitive
-from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status
+from hspc_gen.model import PinThreads, Primitive, Status
+from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample
 from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space
 from hspc_gen.search.store import RecordStore
 
@@ -53,8 +53,8 @@ def _shrunk(space: Space) -> Space:
     # recording) small; both still hold a planted best value that is not the start point's.
     return dataclasses.replace(
         space,
-        padding=Choice((0, 64, 128)),
-        stack_offset=PowerOfTwo(32 * KiB, 64 * KiB, with_zero=True),
+        padding_bytes=Choice((0, 64, 128)),
+        stack_offset_bytes=PowerOfTwo(32 * KiB, 64 * KiB, with_zero=True),
     )
 
 

@@ -7,10 +7,10 @@ import random
 
 from fake_runner import Cost, Simulated
 
-from hspc_gen.model import ChannelParams, Objective, Primitive
+from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision, pick_winner, tie_key
-from hspc_gen.search.records import Sample, Status, aa_arm, candidate_id
+from hspc_gen.search.records import Sample, aa_arm, candidate_id
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.condvar)
 ROUNDS = 40
@@ -116,7 +116,7 @@ def test_latency_objective_uses_latency_samples() -> None:
     assert d.winner == candidate_id(b)
     without, _ = decide(points, Objective.latency)
     assert without.winner is None
-    assert set(without.excluded.values()) == {"no usable samples"}
+    assert set(without.excluded.values()) == {Status.no_samples}
 
 
 def test_unverified_and_failed_arms_are_excluded_and_reported() -> None:
@@ -131,7 +131,7 @@ def test_unverified_and_failed_arms_are_excluded_and_reported() -> None:
     )
     assert d.winner == candidate_id(BASE)
     assert d.excluded == {
-        candidate_id(wrong): "wrong_answer: 1 unverified samples",
+        candidate_id(wrong): Status.wrong_answer,
         candidate_id(crashed): "crashed",
     }
     assert candidate_id(wrong) not in d.ranking

@@ -26,7 +26,7 @@ def test_overrides_parse_typed_values_with_units() -> None:
         ("buffers=four", "not a whole number"),
         ("padding_bytes=96", "power of two up to 512"),
         ("padding_bytes=1024", "power of two up to 512"),
-        ("stack_offset_bytes=70000", "between 0 and 65536"),
+        ("stack_offset_bytes=70000", "between 0 B and 64 KiB"),
         ("buffer_bytes=32", "between 64 B and 16 MiB"),
         ("buffer_bytes=32MiB", "between 64 B and 16 MiB"),
         ("primitive=spinlok", "did you mean 'spinlock'?"),

@@ -24,7 +24,7 @@ SCHEMA: dict[str, Any] = json.loads(schema_text())
 
 
 def test_committed_schema_is_current() -> None:
-    assert SCHEMA_PATH == REPO / "generator" / "schema" / "app.schema.json"
+    assert SCHEMA_PATH.resolve() == REPO / "generator" / "schema" / "app.schema.json"
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
         "app.schema.json is stale: run `python -m hspc_gen.target --write-schema`"
     )

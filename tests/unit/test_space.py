@@ -7,7 +7,7 @@ import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.search.space import (
-    UNPINNED,
+    UNPINNED_CPUS,
     Choice,
     HostShape,
     IntRange,
@@ -106,14 +106,14 @@ def test_no_primitive_is_a_user_error() -> None:
 
 def test_placements_on_this_two_vcpu_host() -> None:
     # Two CPUs: pinning must use CPU 0 too; there are no SMT siblings.
-    assert placements(TWO_VCPU, PinThreads.auto) == (UNPINNED, (0, 1))
-    assert placements(TWO_VCPU, PinThreads.never) == (UNPINNED,)
+    assert placements(TWO_VCPU, PinThreads.auto) == (UNPINNED_CPUS, (0, 1))
+    assert placements(TWO_VCPU, PinThreads.never) == (UNPINNED_CPUS,)
     assert placements(TWO_VCPU, PinThreads.always) == ((0, 1),)
 
 
 def test_placements_avoid_cpu0_and_offer_smt_siblings() -> None:
     got = placements(SMT_8, PinThreads.auto)
-    assert got[0] == UNPINNED
+    assert got[0] == UNPINNED_CPUS
     distinct, siblings = got[1], got[2]
     assert distinct == (1, 2)  # distinct cores, not CPU 0
     assert siblings == (1, 5)  # one SMT pair, not CPU 0's core
@@ -129,9 +129,9 @@ def test_distinct_cores_share_a_last_level_cache() -> None:
 def test_placements_follow_the_affinity_mask() -> None:
     masked = HostShape(8, (2, 6), 4, 2, ((0, 4), (1, 5), (2, 6), (3, 7)), (tuple(range(8)),))
     # CPUs 2 and 6 are one core's siblings: no two distinct cores are allowed.
-    assert placements(masked, PinThreads.auto) == (UNPINNED, (2, 6))
+    assert placements(masked, PinThreads.auto) == (UNPINNED_CPUS, (2, 6))
     single = HostShape(1, (3,), 1, 1)
-    assert placements(single, PinThreads.always) == (UNPINNED,)
+    assert placements(single, PinThreads.always) == (UNPINNED_CPUS,)
 
 
 def test_start_point_is_inside_the_space() -> None:

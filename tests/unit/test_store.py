@@ -12,14 +12,13 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.model import ChannelParams, Primitive
+from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.search.records import (
     Candidate,
     Record,
     RecordKey,
     RunResult,
     Sample,
-    Status,
     make_plan,
     records_from_run,
 )

@@ -17,7 +17,7 @@ from hspc_gen.search.racing import RaceSettings, evaluate_batch
 from hspc_gen.search.records import Candidate, RecordKey
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
-from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, run_search
+from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, option_table
 
 KiB = 1024
 
@@ -128,8 +128,9 @@ def test_options_are_checked_against_the_declared_table() -> None:
 
 def test_the_registry_is_explicit() -> None:
     assert set(registry.STRATEGIES) == {"stage_one", "stage_two", "exhaustive"}
-    assert set(registry.OPTION_TABLES["stage_two"]) == {"rounds", "radius", "joint"}
-    assert all(doc for table in registry.OPTION_TABLES.values() for doc in table.values())
+    assert set(option_table(stage_two.Options)) == {"rounds", "radius", "joint"}
+    for module in (stage_one, stage_two, exhaustive):
+        assert all(option_table(module.Options).values())  # every option is documented
     space = fr.stage_one_space()
     with pytest.raises(UserError, match="no strategy 'annealing'"):
         registry.create("annealing", space, space.start(), Effort.measure)
@@ -209,11 +210,12 @@ def search(
         0, fr.EVENTS_PER_SAMPLE, 11, objective, ("producer_alone", "consumer_alone")
     )
     strategy = registry.create(name, space, start, effort, options)
-    history = run_search(
-        strategy,
-        lambda b: evaluate_batch(b, runner.run, settings=settings, oversubscribed=False).step,
-    )
-    return history, runner
+    history: list[StepResult] = []
+    while (batch := strategy.propose(history)) is not None:
+        history.append(
+            evaluate_batch(batch, runner.run, settings=settings, oversubscribed=False).step
+        )
+    return tuple(history), runner
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,8 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.host import read_host
-from hspc_gen.search.threads.capacity import (
-    MAX_THREADS,
-    SMT_YIELD,
-    TopologyShape,
-    WorkCost,
-    estimate,
-)
+from hspc_gen.model import MAX_THREADS
+from hspc_gen.search.threads.capacity import SMT_YIELD, TopologyShape, WorkCost, estimate
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hspc_gen.search.records import Workload
 from hspc_gen.search.threads.harness import HarnessMeasure, _by_config
 from hspc_gen.search.threads.measure import Config
+from hspc_gen.target import Workload
 
-WORK = Workload(event_bytes=8, producer_ns=40.0, consumer_ns=15.0)
+WORK = Workload(producer_ns=40.0, consumer_ns=15.0)
 
 
 def measure() -> HarnessMeasure:

@@ -5,21 +5,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hspc_gen.model import ChannelParams, Primitive
-from hspc_gen.search.records import Status, Workload, make_plan
+from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.search.records import make_plan
 from hspc_gen.search.run import Invocation, run_plan
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.toolchain import RealToolchain, app_work
+from hspc_gen.target import Workload
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 
 
 def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> None:
-    work = Workload(8, producer_source=str(COUNT), consumer_source=str(COUNT))
+    work = Workload(producer_source=COUNT, consumer_source=COUNT)
     assert [name for name, _ in app_work(work).files] == ["app_work_0.cpp"]  # shared: once
     point = ChannelParams(64, 0, 4, 4096, Primitive.futex)
     batch = make_batch("two", "primitive", [point], point, 6)
-    toolchain = RealToolchain("fp", "c++", tmp_path, 2000)
+    toolchain = RealToolchain("fp", "c++", tmp_path, 2000, event_bytes=8)
     executable = toolchain.executable(batch, work)
     plan = make_plan(
         batch.candidates,
@@ -43,8 +44,8 @@ def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> 
 def test_records_of_one_workload_are_never_keys_of_another(tmp_path: Path) -> None:
     point = ChannelParams(64, 0, 4, 4096, Primitive.futex)
     batch = make_batch("two", "primitive", [point], point, 6)
-    toolchain = RealToolchain("fp", "c++", tmp_path, 2000)
-    bare = toolchain(batch, Workload(8), ()).key
-    worked = toolchain(batch, Workload(8, producer_ns=40.0, consumer_ns=15.0), ()).key
+    toolchain = RealToolchain("fp", "c++", tmp_path, 2000, event_bytes=8)
+    bare = toolchain(batch, Workload(), ()).key
+    worked = toolchain(batch, Workload(producer_ns=40.0, consumer_ns=15.0), ()).key
     assert bare != worked
-    assert bare == toolchain(batch, Workload(8), ()).key
+    assert bare == toolchain(batch, Workload(), ()).key

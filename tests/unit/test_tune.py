@@ -10,8 +10,8 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample, Status, Workload
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive, Status
+from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample
 from hspc_gen.search.run import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, make_batch
@@ -31,7 +31,9 @@ from hspc_gen.search.tune import (
     probe_events,
     tune,
 )
+from hspc_gen.target import Workload
 
+APP_WORK = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 BROKEN = Primitive.mutex  # this primitive "does not compile" in the simulated toolchain
 
 
@@ -75,7 +77,7 @@ class SimulatedToolchain:
 
 
 def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
-    bare = Workload(event_bytes=8)
+    bare = Workload()
     return Settings(
         objective=Objective.throughput,
         effort=Effort.quick,
@@ -229,8 +231,8 @@ def test_a_failure_in_a_later_chunk_replays_in_that_chunk_only(tmp_path: Path) -
 
 
 def test_probes_are_sized_from_the_work_so_heavy_work_stays_inside_the_sample_deadline() -> None:
-    assert probe_events(Workload(8)) == PROBE_EVENTS  # a bare channel: the full probe
-    heavy = probe_events(Workload(8, consumer_ns=1_000_000.0))  # app.yaml's most: 1 ms
+    assert probe_events(Workload()) == PROBE_EVENTS  # a bare channel: the full probe
+    heavy = probe_events(Workload(consumer_ns=1_000_000.0))  # app.yaml's most: 1 ms
     assert heavy * 1e-3 <= SAMPLE_DEADLINE_SECONDS / 2
-    own_code = probe_events(Workload(8, consumer_source="/app/work.cpp"))
+    own_code = probe_events(Workload(consumer_source=APP_WORK))
     assert own_code < PROBE_EVENTS  # unknown cost: sized as if 1 µs per event
