@@ -1,6 +1,6 @@
-/* BasicChannel (runtime/hspc/channel.hpp): the producer and consumer, included by handoff.pml
- * after one waiter flavour. Names follow the C++: fill, publish, next_slot, enter_slot, take,
- * release_slot, consume, done. */
+/* BasicChannel (runtime/hspc/channel.hpp, its hand-off steps in slot_ring.hpp): the producer and
+ * consumer, included by handoff.pml after one waiter flavour. Names follow the C++: fill, publish,
+ * next_slot, enter_slot, take, release_slot, consume, done. */
 
 /* Waiter::publish(store): the state store, a seq_cst fence, then a relaxed read of the sleeper's
  * flag. The model is sequentially consistent, so the fence is the order of the two steps;

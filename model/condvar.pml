@@ -1,4 +1,4 @@
-/* CondvarWaiter (runtime/hspc/primitives.hpp), included by handoff.pml. */
+/* CondvarWaiter (runtime/hspc/condvar_waiter.hpp), included by handoff.pml. */
 
 inline lock(w) {
   atomic { !w.locked -> w.locked = 1 }

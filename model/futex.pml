@@ -1,4 +1,5 @@
-/* FutexWaiter (runtime/hspc/primitives.hpp), included by handoff.pml; HybridWaiter's futex phase.
+/* FutexWaiter (runtime/hspc/futex_waiter.hpp), included by handoff.pml; HybridWaiter's futex
+ * phase (runtime/hspc/hybrid_waiter.hpp).
  *
  * The epoch word is abstracted to one bit. Each waiter has one sleeping thread, and the only
  * question the kernel asks is "does the word still hold the value `seen` the sleeper read?". So

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "hspc/limits.hpp"
+
 namespace hspc {
 
 // Pins the calling thread to one CPU; cpu < 0 leaves it where it is. Pinning is a placement
@@ -47,7 +49,7 @@ template <class F>
 // aliasing window. The shift is a volatile array live across the call, so the compiler keeps it.
 template <std::size_t OffsetBytes, class F>
 [[gnu::noinline]] void run_with_stack_offset_bytes(F&& f) {
-  static_assert(OffsetBytes <= (std::size_t{1} << 20), "a stack offset above 1 MiB risks overflow");
+  static_assert(OffsetBytes <= kMaxStackOffsetBytes, "a stack offset above 64 KiB risks overflow");
   if constexpr (OffsetBytes == 0) {
     detail::call_below(std::forward<F>(f));
   } else {

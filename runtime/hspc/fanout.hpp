@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hspc/channel.hpp"
+#include "hspc/limits.hpp"
 
 namespace hspc {
 
@@ -41,7 +42,7 @@ namespace hspc {
 //   system call on the per-event path, every primitive wakes blocked consumers.
 //
 // Layout: each channel's block is its own allocation (see BasicChannel); the channel objects (read
-// only after construction) sit one per 64-byte line in one array, and the producer's cursor,
+// only after construction) sit one per cache line in one array, and the producer's cursor,
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
@@ -159,8 +160,9 @@ class BasicFanOut {
   std::int64_t spin_budget() const noexcept { return lane(0).spin_budget(); }
 
  private:
-  // 64: one channel object per line, so constructing or reading one never touches another's line.
-  struct alignas(64) Lane {
+  // kCacheLineBytes: one channel object per line, so constructing or reading one never touches
+  // another's line.
+  struct alignas(kCacheLineBytes) Lane {
     explicit Lane(detail::CounterStart start) : channel(start) {}
     Channel channel;
   };
@@ -204,8 +206,9 @@ class BasicFanOut {
   // Read by every thread, written only by the constructor and destructor.
   Lane* const lanes_;
   const std::size_t consumers_;
-  // 64: written per event by the producer; on its own line, away from what consumers read.
-  alignas(64) Cursor cursor_;
+  // kCacheLineBytes: written per event by the producer; on its own line, away from what
+  // consumers read.
+  alignas(kCacheLineBytes) Cursor cursor_;
 };
 
 }  // namespace hspc

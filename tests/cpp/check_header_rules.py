@@ -3,7 +3,8 @@
 Each runtime/hspc/*.hpp must be: `#pragma once`, then only blank lines and includes (`<system>`
 or `"hspc/<existing>.hpp"`), then exactly one `namespace hspc {` ... `}  // namespace hspc` block
 holding everything, with no `hspc::` anywhere (the generator re-wraps the bodies into the user's
-namespace). Run by meson test: `check_header_rules.py runtime/hspc`; exit status 1 on a violation.
+namespace), and at most MAX_LINES lines (one header per concern). Run by meson test:
+`check_header_rules.py runtime/hspc`; exit status 1 on a violation.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ OPEN = "namespace hspc {"
 CLOSE = "}  // namespace hspc"
 SYSTEM_INCLUDE = re.compile(r"#include <[\w./+-]+>")
 OWN_INCLUDE = re.compile(r'#include "hspc/([\w]+\.hpp)"')
+# A header past this has grown a second concern: split it (and include the new header).
+MAX_LINES = 300
 
 
 def preamble_problems(lines: list[str], siblings: set[str]) -> list[str]:
@@ -41,6 +44,8 @@ def header_problems(path: Path, siblings: set[str]) -> list[str]:
         return [f"needs exactly one '{OPEN}' line"]
     start = lines.index(OPEN)
     problems = preamble_problems(lines[:start], siblings)
+    if len(lines) > MAX_LINES:
+        problems.append(f"{len(lines)} lines, more than {MAX_LINES}: split it")
     if not lines or lines[-1] != CLOSE:
         problems.append(f"last line is not '{CLOSE}'")
     if lines.count(CLOSE) != 1:

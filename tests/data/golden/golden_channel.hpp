@@ -67,6 +67,31 @@
 
 namespace golden {
 
+// ---- hspc/limits.hpp ----
+// The runtime's named sizes, and the parameter limits BasicChannel enforces at compile time.
+// The tuner's table of limits (generator/model: LIMITS) holds the same numbers; a test compiles
+// this header and compares, so every point the tuner may choose compiles.
+
+// The cache line the layout pads to: 64 bytes on every target we build for. Not
+// std::hardware_destructive_interference_size: g++ warns on its use in a header
+// (-Winterference-size: it varies with -mtune/-mcpu), and clang 14 does not provide it.
+inline constexpr std::size_t kCacheLineBytes = 64;
+
+// Buffers: the slots of a channel's ring.
+inline constexpr std::size_t kMinBuffers = 2;
+inline constexpr std::size_t kMaxBuffers = 64;
+
+// BufferBytes: the bytes of events one slot holds.
+inline constexpr std::size_t kMinBufferBytes = 64;
+inline constexpr std::size_t kMaxBufferBytes = std::size_t{16} << 20;  // 16 MiB
+
+// PaddingBytes: 0, or a power of two up to this.
+inline constexpr std::size_t kMaxPaddingBytes = 512;
+
+// run_with_stack_offset_bytes: the paper's widest aliasing window (64 KiB); a larger shift only
+// risks overflowing the stack.
+inline constexpr std::size_t kMaxStackOffsetBytes = std::size_t{64} << 10;  // 64 KiB
+
 // ---- hspc/affinity.hpp ----
 // Pins the calling thread to one CPU; cpu < 0 leaves it where it is. Pinning is a placement
 // hint: a CPU outside the process's mask (or beyond CPU_SETSIZE) leaves the thread unpinned.
@@ -106,7 +131,7 @@ template <class F>
 // aliasing window. The shift is a volatile array live across the call, so the compiler keeps it.
 template <std::size_t OffsetBytes, class F>
 [[gnu::noinline]] void run_with_stack_offset_bytes(F&& f) {
-  static_assert(OffsetBytes <= (std::size_t{1} << 20), "a stack offset above 1 MiB risks overflow");
+  static_assert(OffsetBytes <= kMaxStackOffsetBytes, "a stack offset above 64 KiB risks overflow");
   if constexpr (OffsetBytes == 0) {
     detail::call_below(std::forward<F>(f));
   } else {
@@ -118,46 +143,96 @@ template <std::size_t OffsetBytes, class F>
   }
 }
 
-// ---- hspc/primitives.hpp ----
-// Waiting policies: how one side of a channel waits for the other side's release store.
-//
-// Every policy has the same shape (the channel only uses these four members):
-//   explicit Policy(std::int64_t spin_ns) noexcept;      spin budget per wait, 0 = never spin
-//   template <class Store> void publish(Store&& store);   run store() (a release store of the
-//                                                          shared state), then wake the other side
-//   template <class Pred> void wait(Pred&& ready);        return once ready() is true
-//   template <class Pred, class Clock, class Dur>
-//   bool wait_until(Pred&& ready, time_point<Clock, Dur>) false if still not ready at the deadline
-//   void notify() noexcept;                                wake a waiter (publish() calls it)
-// One thread waits on a policy object and one other thread publishes through it.
-//
-// Collapse protection: a spinning policy never spins longer than spin_ns per wait and then yields
-// the CPU between polls (hybrid: sleeps on the futex). Spinning only pays while the peer runs on
-// another CPU; when both share one CPU every spin delays the peer (a pure pause-spin hand-off took
-// ~8 ms instead of ~3 us on a 2-vCPU VM). The channel passes spin_ns = 0 when the process may run
-// on only one CPU.
-enum class Primitive { condvar, mutex, spinlock, backoff_spin, pause_spin, futex, hybrid };
+// ---- hspc/channel_layout.hpp ----
+// Where a BasicChannel's regions lie in its one heap block (see the layout note in channel.hpp),
+// and the shared state and private cursors those regions hold.
 
-// The same words as Primitive's enumerators, for names in benchmarks and reports.
-constexpr const char* primitive_name(Primitive p) noexcept {
-  switch (p) {
-    case Primitive::condvar:
-      return "condvar";
-    case Primitive::mutex:
-      return "mutex";
-    case Primitive::spinlock:
-      return "spinlock";
-    case Primitive::backoff_spin:
-      return "backoff_spin";
-    case Primitive::pause_spin:
-      return "pause_spin";
-    case Primitive::futex:
-      return "futex";
-    case Primitive::hybrid:
-      return "hybrid";
-  }
-  return "unknown";
+namespace detail {
+
+constexpr std::size_t align_up(std::size_t n, std::size_t align) noexcept {
+  return (n + align - 1) / align * align;
 }
+constexpr std::size_t larger(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
+constexpr bool is_power_of_two(std::size_t n) noexcept { return n != 0 && (n & (n - 1)) == 0; }
+
+// Where the next region starts after one ending at `end`: a gap of padding bytes, then the
+// region's alignment (at least min(padding, kCacheLineBytes) so padded regions start on a line of
+// their own).
+constexpr std::size_t place_after(std::size_t end, std::size_t align,
+                                  std::size_t padding) noexcept {
+  const std::size_t line_align = padding < kCacheLineBytes ? padding : kCacheLineBytes;
+  return align_up(end + padding, larger(align, larger(line_align, 1)));
+}
+
+struct ProducerShared {
+  std::atomic<std::uint32_t> head{0};  // slots published so far
+  std::atomic<bool> closed{false};     // set after the last publication
+};
+
+struct ConsumerShared {
+  std::atomic<std::uint32_t> tail{0};  // slots released so far
+};
+
+template <class T>
+struct ProducerCursor {
+  T* events = nullptr;  // the slot being filled
+  // head % Buffers, kept apart: 2^32 is no multiple of 3 buffers, so the modulo of a wrapping
+  // counter would jump (slots 2, 0, 0 around the wrap) and refill a slot still being read.
+  std::uint32_t slot = 0;
+  std::uint32_t head = 0;        // == ProducerShared::head, without the atomic load
+  std::uint32_t tail_cache = 0;  // last tail read; re-read only when it says "all slots full"
+  std::uint32_t fill = 0;        // events in the slot being filled; 0 = no slot taken yet
+  bool closed = false;
+  std::uint64_t waits = 0;
+};
+
+template <class T>
+struct ConsumerCursor {
+  const T* events = nullptr;     // the slot being emptied
+  std::uint32_t slot = 0;        // tail % Buffers, kept apart like ProducerCursor::slot
+  std::uint32_t tail = 0;        // == ConsumerShared::tail, without the atomic load
+  std::uint32_t head_cache = 0;  // last head read; re-read only when it says "nothing published"
+  std::uint32_t read = 0;        // events taken from the slot being emptied
+  std::uint32_t count = 0;       // events in it; read == count means no slot held
+  std::uint64_t waits = 0;
+};
+
+// Byte offsets of every region of a channel's block (see BasicChannel's layout note).
+template <class T, std::size_t Buffers, std::size_t EventsPerBuffer, std::size_t PaddingBytes,
+          class Waiter>
+struct ChannelLayout {
+  static constexpr std::size_t kSlotAlign = larger(alignof(T), alignof(std::uint32_t));
+  static constexpr std::size_t kSlotEvents = align_up(sizeof(std::uint32_t), alignof(T));
+  static constexpr std::size_t kSlotBytes = kSlotEvents + EventsPerBuffer * sizeof(T);
+
+  static constexpr std::size_t kProducerShared =
+      place_after(0, alignof(ProducerShared), PaddingBytes);
+  static constexpr std::size_t kConsumerShared =
+      place_after(kProducerShared + sizeof(ProducerShared), alignof(ConsumerShared), PaddingBytes);
+  static constexpr std::size_t kProducerCursor = place_after(
+      kConsumerShared + sizeof(ConsumerShared), alignof(ProducerCursor<T>), PaddingBytes);
+  static constexpr std::size_t kConsumerCursor = place_after(
+      kProducerCursor + sizeof(ProducerCursor<T>), alignof(ConsumerCursor<T>), PaddingBytes);
+  static constexpr std::size_t kDataReady =
+      place_after(kConsumerCursor + sizeof(ConsumerCursor<T>), alignof(Waiter), PaddingBytes);
+  static constexpr std::size_t kSpaceReady =
+      place_after(kDataReady + sizeof(Waiter), alignof(Waiter), PaddingBytes);
+  static constexpr std::size_t kFirstSlot =
+      place_after(kSpaceReady + sizeof(Waiter), kSlotAlign, PaddingBytes);
+  static constexpr std::size_t kSlotStride = place_after(kSlotBytes, kSlotAlign, PaddingBytes);
+
+  // kCacheLineBytes: the block starts on a line of its own, whatever T's alignment.
+  static constexpr std::size_t kAlign =
+      larger(larger(alignof(T), alignof(Waiter)), kCacheLineBytes);
+  static constexpr std::size_t kBytes =
+      align_up(kFirstSlot + (Buffers - 1) * kSlotStride + kSlotBytes + PaddingBytes, kAlign);
+};
+
+}  // namespace detail
+
+// ---- hspc/wait.hpp ----
+// What the waiting policies share: the CPU's spin hint, deadlines, the bounded spin phase and the
+// yield phase that follows it.
 
 // The CPU's spin-wait hint: frees the sibling hyperthread's execution units and avoids the
 // memory-order machine clear when the awaited line changes.
@@ -167,23 +242,6 @@ inline void cpu_relax() noexcept {
 #elif defined(__aarch64__) || defined(__arm__)
   __asm__ __volatile__("yield");
 #endif
-}
-
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
-                  std::atomic<std::uint32_t>::is_always_lock_free,
-              "futex words are std::atomic<std::uint32_t> handed to the kernel as plain words");
-
-// FUTEX_WAIT_PRIVATE: sleeps while word == expected; timeout is relative (nullptr = none).
-inline long futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
-                       const timespec* timeout) noexcept {
-  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
-                   timeout, static_cast<std::uint32_t*>(nullptr), 0);
-}
-
-// FUTEX_WAKE_PRIVATE: wakes up to count threads sleeping on word.
-inline long futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
-  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count,
-                   static_cast<const timespec*>(nullptr), static_cast<std::uint32_t*>(nullptr), 0);
 }
 
 namespace detail {
@@ -221,6 +279,18 @@ SteadyTime to_steady(const std::chrono::time_point<Clock, Dur>& deadline) noexce
     if (left >= Seconds(kForever - now) / 2) return kForever;
     return now + std::chrono::ceil<SteadyTime::duration>(left);
   }
+}
+
+// A deadline `d` from now. Computed in double so that pop_for(hours::max()) means "no deadline"
+// instead of overflowing.
+template <class Rep, class Period>
+SteadyTime deadline_after(const std::chrono::duration<Rep, Period>& d) noexcept {
+  using Seconds = std::chrono::duration<double>;
+  const SteadyTime now = std::chrono::steady_clock::now();
+  const Seconds wanted(d);
+  if (wanted <= Seconds::zero()) return now;
+  if (wanted >= Seconds(kForever - now) / 2) return kForever;
+  return now + std::chrono::ceil<SteadyTime::duration>(wanted);
 }
 
 // Bounds the busy phase of one wait in wall time. Reading the clock costs about as much as a few
@@ -262,44 +332,9 @@ bool yield_until(Poll&& poll, SteadyTime deadline) {
   }
 }
 
-// Backoff steps of the three spinlock flavours; each returns the spin iterations it spent.
-struct NoBackoff {
-  std::uint32_t pause() noexcept { return 1; }
-};
-
-// The paper's "local spinlock": exponential backoff spinning on a local variable, off the bus.
-class LocalBackoff {
- public:
-  static constexpr std::uint32_t kMaxSpins = 128;
-  std::uint32_t pause() noexcept {
-    const std::uint32_t spins = spins_;
-    for (volatile std::uint32_t i = 0; i < spins; i = i + 1) {
-    }
-    spins_ = spins < kMaxSpins ? spins * 2 : kMaxSpins;
-    return spins;
-  }
-
- private:
-  std::uint32_t spins_ = 1;
-};
-
-// The paper's "hyperthread-aware spinlock": the same backoff executing the CPU's spin hint.
-class PauseBackoff {
- public:
-  static constexpr std::uint32_t kMaxSpins = 128;
-  std::uint32_t pause() noexcept {
-    const std::uint32_t spins = spins_;
-    for (std::uint32_t i = 0; i < spins; ++i) cpu_relax();
-    spins_ = spins < kMaxSpins ? spins * 2 : kMaxSpins;
-    return spins;
-  }
-
- private:
-  std::uint32_t spins_ = 1;
-};
-
 }  // namespace detail
 
+// ---- hspc/condvar_waiter.hpp ----
 // condvar: sleeps on a condition variable. The publisher pays only a fence and a load unless the
 // waiter flag is set.
 //
@@ -362,6 +397,132 @@ class CondvarWaiter {
   std::atomic<bool> waiting_{false};
 };
 
+// ---- hspc/futex.hpp ----
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                  std::atomic<std::uint32_t>::is_always_lock_free,
+              "futex words are std::atomic<std::uint32_t> handed to the kernel as plain words");
+
+// FUTEX_WAIT_PRIVATE: sleeps while word == expected; timeout is relative (nullptr = none).
+inline long futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                       const timespec* timeout) noexcept {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+                   timeout, static_cast<std::uint32_t*>(nullptr), 0);
+}
+
+// FUTEX_WAKE_PRIVATE: wakes up to count threads sleeping on word.
+inline long futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, count,
+                   static_cast<const timespec*>(nullptr), static_cast<std::uint32_t*>(nullptr), 0);
+}
+
+// ---- hspc/futex_waiter.hpp ----
+// futex: a 32-bit epoch word and a waiter flag. The publisher pays only a fence and a load unless
+// the flag is set.
+//
+// No lost wake-up: the waiter does flag = 1; seen = epoch (acquire); fence; check ready(); then
+// FUTEX_WAIT(epoch, seen). The publisher does release store; fence; read flag; if set,
+// epoch += 1 (release) and FUTEX_WAKE. If the publisher's fence is first in S, the waiter's check
+// sees the store. If the waiter's is first, the publisher sees the flag and bumps the epoch after
+// the waiter read it (reading the bumped value would synchronize-with the bump and put the
+// publisher's fence first), so the kernel, which compares and enqueues atomically, either refuses
+// to sleep (epoch != seen) or is woken by the FUTEX_WAKE that follows the bump.
+class FutexWaiter {
+ public:
+  explicit FutexWaiter(std::int64_t /*spin_ns: never spins*/) noexcept {}
+  FutexWaiter(const FutexWaiter&) = delete;
+  FutexWaiter& operator=(const FutexWaiter&) = delete;
+
+  template <class Store>
+  void publish(Store&& store) {
+    std::forward<Store>(store)();
+    notify();
+  }
+
+  void notify() noexcept {
+    detail::seq_cst_fence();
+    if (waiting_.load(std::memory_order_relaxed) == 0) return;
+    epoch_.fetch_add(1, std::memory_order_release);
+    (void)futex_wake(epoch_, 1);
+  }
+
+  template <class Pred>
+  void wait(Pred&& ready) {
+    (void)wait_until(ready, detail::kForever);
+  }
+
+  template <class Pred, class Clock, class Dur>
+  bool wait_until(Pred&& ready, const std::chrono::time_point<Clock, Dur>& deadline) {
+    if (ready()) return true;
+    const detail::SteadyTime until = detail::to_steady(deadline);
+    waiting_.store(1, std::memory_order_seq_cst);
+    bool ok = true;
+    for (;;) {
+      const std::uint32_t seen = epoch_.load(std::memory_order_acquire);
+      detail::seq_cst_fence();
+      if (ready()) break;
+      if (until == detail::kForever) {
+        (void)futex_wait(epoch_, seen, nullptr);
+        continue;
+      }
+      const auto left = until - std::chrono::steady_clock::now();
+      if (left <= left.zero()) {
+        ok = ready();
+        break;
+      }
+      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+      timespec timeout{};
+      timeout.tv_sec = static_cast<std::time_t>(secs.count());
+      timeout.tv_nsec = static_cast<long>((left - secs).count());
+      (void)futex_wait(epoch_, seen, &timeout);
+    }
+    waiting_.store(0, std::memory_order_relaxed);
+    return ok;
+  }
+
+ private:
+  std::atomic<std::uint32_t> epoch_{0};
+  std::atomic<std::uint32_t> waiting_{0};
+};
+
+// ---- hspc/hybrid_waiter.hpp ----
+// hybrid: spins with the CPU's spin hint on ready() for at most spin_ns, then sleeps on the futex.
+// The publisher's side is the futex's: nearly free while the waiter is still spinning.
+class HybridWaiter {
+ public:
+  explicit HybridWaiter(std::int64_t spin_ns) noexcept : futex_(0), spin_ns_(spin_ns) {}
+  HybridWaiter(const HybridWaiter&) = delete;
+  HybridWaiter& operator=(const HybridWaiter&) = delete;
+
+  template <class Store>
+  void publish(Store&& store) {
+    futex_.publish(std::forward<Store>(store));
+  }
+
+  void notify() noexcept { futex_.notify(); }
+
+  template <class Pred>
+  void wait(Pred&& ready) {
+    (void)wait_until(ready, detail::kForever);
+  }
+
+  template <class Pred, class Clock, class Dur>
+  bool wait_until(Pred&& ready, const std::chrono::time_point<Clock, Dur>& deadline) {
+    if (ready()) return true;
+    const detail::SteadyTime until = detail::to_steady(deadline);
+    detail::SpinPhase phase(spin_ns_, until);
+    while (phase.spin(1)) {
+      cpu_relax();
+      if (ready()) return true;
+    }
+    return futex_.wait_until(ready, until);
+  }
+
+ private:
+  FutexWaiter futex_;
+  std::int64_t spin_ns_;
+};
+
+// ---- hspc/mutex_waiter.hpp ----
 // mutex: the shared state changes under a mutex; the waiter polls ready() under the same mutex and
 // yields the CPU between polls (the paper's mutex variant: no condition variable).
 class MutexWaiter {
@@ -402,6 +563,47 @@ class MutexWaiter {
 
   std::mutex mutex_;
 };
+
+// ---- hspc/spin_waiter.hpp ----
+namespace detail {
+
+// Backoff steps of the three spinlock flavours; each returns the spin iterations it spent.
+struct NoBackoff {
+  std::uint32_t pause() noexcept { return 1; }
+};
+
+// The paper's "local spinlock": exponential backoff spinning on a local variable, off the bus.
+class LocalBackoff {
+ public:
+  static constexpr std::uint32_t kMaxSpins = 128;
+  std::uint32_t pause() noexcept {
+    const std::uint32_t spins = spins_;
+    for (volatile std::uint32_t i = 0; i < spins; i = i + 1) {
+    }
+    spins_ = spins < kMaxSpins ? spins * 2 : kMaxSpins;
+    return spins;
+  }
+
+ private:
+  std::uint32_t spins_ = 1;
+};
+
+// The paper's "hyperthread-aware spinlock": the same backoff executing the CPU's spin hint.
+class PauseBackoff {
+ public:
+  static constexpr std::uint32_t kMaxSpins = 128;
+  std::uint32_t pause() noexcept {
+    const std::uint32_t spins = spins_;
+    for (std::uint32_t i = 0; i < spins; ++i) cpu_relax();
+    spins_ = spins < kMaxSpins ? spins * 2 : kMaxSpins;
+    return spins;
+  }
+
+ private:
+  std::uint32_t spins_ = 1;
+};
+
+}  // namespace detail
 
 // spinlock, backoff_spin, pause_spin: the shared state changes under a pthread spinlock; the
 // waiter polls ready() under it, with Backoff's step between failed polls or failed trylocks, for
@@ -474,110 +676,46 @@ using SpinlockWaiter = SpinWaiter<detail::NoBackoff>;
 using BackoffSpinWaiter = SpinWaiter<detail::LocalBackoff>;
 using PauseSpinWaiter = SpinWaiter<detail::PauseBackoff>;
 
-// futex: a 32-bit epoch word and a waiter flag. The publisher pays only a fence and a load unless
-// the flag is set.
+// ---- hspc/primitives.hpp ----
+// Waiting policies: how one side of a channel waits for the other side's release store.
 //
-// No lost wake-up: the waiter does flag = 1; seen = epoch (acquire); fence; check ready(); then
-// FUTEX_WAIT(epoch, seen). The publisher does release store; fence; read flag; if set,
-// epoch += 1 (release) and FUTEX_WAKE. If the publisher's fence is first in S, the waiter's check
-// sees the store. If the waiter's is first, the publisher sees the flag and bumps the epoch after
-// the waiter read it (reading the bumped value would synchronize-with the bump and put the
-// publisher's fence first), so the kernel, which compares and enqueues atomically, either refuses
-// to sleep (epoch != seen) or is woken by the FUTEX_WAKE that follows the bump.
-class FutexWaiter {
- public:
-  explicit FutexWaiter(std::int64_t /*spin_ns: never spins*/) noexcept {}
-  FutexWaiter(const FutexWaiter&) = delete;
-  FutexWaiter& operator=(const FutexWaiter&) = delete;
+// Every policy has the same shape (the channel only uses these four members):
+//   explicit Policy(std::int64_t spin_ns) noexcept;      spin budget per wait, 0 = never spin
+//   template <class Store> void publish(Store&& store);   run store() (a release store of the
+//                                                          shared state), then wake the other side
+//   template <class Pred> void wait(Pred&& ready);        return once ready() is true
+//   template <class Pred, class Clock, class Dur>
+//   bool wait_until(Pred&& ready, time_point<Clock, Dur>) false if still not ready at the deadline
+//   void notify() noexcept;                                wake a waiter (publish() calls it)
+// One thread waits on a policy object and one other thread publishes through it.
+//
+// Collapse protection: a spinning policy never spins longer than spin_ns per wait and then yields
+// the CPU between polls (hybrid: sleeps on the futex). Spinning only pays while the peer runs on
+// another CPU; when both share one CPU every spin delays the peer (a pure pause-spin hand-off took
+// ~8 ms instead of ~3 us on a 2-vCPU VM). The channel passes spin_ns = 0 when the process may run
+// on only one CPU.
+enum class Primitive { condvar, mutex, spinlock, backoff_spin, pause_spin, futex, hybrid };
 
-  template <class Store>
-  void publish(Store&& store) {
-    std::forward<Store>(store)();
-    notify();
+// The same words as Primitive's enumerators, for names in benchmarks and reports.
+constexpr const char* primitive_name(Primitive p) noexcept {
+  switch (p) {
+    case Primitive::condvar:
+      return "condvar";
+    case Primitive::mutex:
+      return "mutex";
+    case Primitive::spinlock:
+      return "spinlock";
+    case Primitive::backoff_spin:
+      return "backoff_spin";
+    case Primitive::pause_spin:
+      return "pause_spin";
+    case Primitive::futex:
+      return "futex";
+    case Primitive::hybrid:
+      return "hybrid";
   }
-
-  void notify() noexcept {
-    detail::seq_cst_fence();
-    if (waiting_.load(std::memory_order_relaxed) == 0) return;
-    epoch_.fetch_add(1, std::memory_order_release);
-    (void)futex_wake(epoch_, 1);
-  }
-
-  template <class Pred>
-  void wait(Pred&& ready) {
-    (void)wait_until(ready, detail::kForever);
-  }
-
-  template <class Pred, class Clock, class Dur>
-  bool wait_until(Pred&& ready, const std::chrono::time_point<Clock, Dur>& deadline) {
-    if (ready()) return true;
-    const detail::SteadyTime until = detail::to_steady(deadline);
-    waiting_.store(1, std::memory_order_seq_cst);
-    bool ok = true;
-    for (;;) {
-      const std::uint32_t seen = epoch_.load(std::memory_order_acquire);
-      detail::seq_cst_fence();
-      if (ready()) break;
-      if (until == detail::kForever) {
-        (void)futex_wait(epoch_, seen, nullptr);
-        continue;
-      }
-      const auto left = until - std::chrono::steady_clock::now();
-      if (left <= left.zero()) {
-        ok = ready();
-        break;
-      }
-      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
-      timespec timeout{};
-      timeout.tv_sec = static_cast<std::time_t>(secs.count());
-      timeout.tv_nsec = static_cast<long>((left - secs).count());
-      (void)futex_wait(epoch_, seen, &timeout);
-    }
-    waiting_.store(0, std::memory_order_relaxed);
-    return ok;
-  }
-
- private:
-  std::atomic<std::uint32_t> epoch_{0};
-  std::atomic<std::uint32_t> waiting_{0};
-};
-
-// hybrid: spins with the CPU's spin hint on ready() for at most spin_ns, then sleeps on the futex.
-// The publisher's side is the futex's: nearly free while the waiter is still spinning.
-class HybridWaiter {
- public:
-  explicit HybridWaiter(std::int64_t spin_ns) noexcept : futex_(0), spin_ns_(spin_ns) {}
-  HybridWaiter(const HybridWaiter&) = delete;
-  HybridWaiter& operator=(const HybridWaiter&) = delete;
-
-  template <class Store>
-  void publish(Store&& store) {
-    futex_.publish(std::forward<Store>(store));
-  }
-
-  void notify() noexcept { futex_.notify(); }
-
-  template <class Pred>
-  void wait(Pred&& ready) {
-    (void)wait_until(ready, detail::kForever);
-  }
-
-  template <class Pred, class Clock, class Dur>
-  bool wait_until(Pred&& ready, const std::chrono::time_point<Clock, Dur>& deadline) {
-    if (ready()) return true;
-    const detail::SteadyTime until = detail::to_steady(deadline);
-    detail::SpinPhase phase(spin_ns_, until);
-    while (phase.spin(1)) {
-      cpu_relax();
-      if (ready()) return true;
-    }
-    return futex_.wait_until(ready, until);
-  }
-
- private:
-  FutexWaiter futex_;
-  std::int64_t spin_ns_;
-};
+  return "unknown";
+}
 
 namespace detail {
 template <Primitive P>
@@ -616,6 +754,197 @@ struct WaiterSelect<Primitive::hybrid> {
 template <Primitive P>
 using WaiterFor = typename detail::WaiterSelect<P>::type;
 
+// ---- hspc/slot_ring.hpp ----
+namespace detail {
+
+// Where the hand-off counters start (0 normally). Tests start them just below 2^32 so that a short
+// run crosses the wrap-around.
+struct CounterStart {
+  std::uint32_t value;
+};
+
+constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
+
+// SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
+// the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and
+// the two waiters, and holds the producer's and the consumer's steps that take, hand over and
+// release whole slots; BasicChannel builds the per-event calls on them.
+template <class T, class Waiter, std::size_t Buffers, std::size_t BufferBytes,
+          std::size_t PaddingBytes>
+class SlotRing {
+  static_assert(std::is_nothrow_constructible_v<Waiter, std::int64_t>,
+                "the constructor relies on nothing throwing after the allocation");
+
+ public:
+  static constexpr std::size_t kEventsPerBuffer = BufferBytes / sizeof(T) > 0
+                                                      ? BufferBytes / sizeof(T)
+                                                      : 1;
+
+  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
+
+  SlotRing(CounterStart start, std::int64_t spin_ns) : block_(allocate()) {
+    // Relaxed: the threads that use the channel are started after construction, which orders it.
+    ::new (block_ + Layout::kProducerShared) detail::ProducerShared();
+    produced().head.store(start.value, std::memory_order_relaxed);
+    ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
+    consumed().tail.store(start.value, std::memory_order_relaxed);
+    ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
+    producer().head = producer().tail_cache = start.value;
+    ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
+    consumer().tail = consumer().head_cache = start.value;
+    ::new (block_ + Layout::kDataReady) Waiter(spin_ns);
+    ::new (block_ + Layout::kSpaceReady) Waiter(spin_ns);
+    for (std::size_t i = 0; i < Buffers; ++i) ::new (slot_at(i)) std::uint32_t(0);
+    spin_ns_ = spin_ns;
+  }
+
+  ~SlotRing() {
+    space_ready().~Waiter();
+    data_ready().~Waiter();
+    ::operator delete (
+        block_,
+        std::align_val_t{Layout::kAlign});  // unsized: clang 14 has no sized delete by default
+  }
+
+  SlotRing(const SlotRing&) = delete;
+  SlotRing& operator=(const SlotRing&) = delete;
+
+ protected:
+  static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
+
+  static constexpr std::uint32_t following(std::uint32_t index) noexcept {
+    return index + 1 == kSlots ? 0 : index + 1;
+  }
+
+  static std::byte* allocate() {
+    auto* block =
+        static_cast<std::byte*>(::operator new (Layout::kBytes, std::align_val_t{Layout::kAlign}));
+    // Fault every page in now so that no page fault lands inside a timed run.
+    for (std::size_t at = 0; at < Layout::kBytes; at += detail::kPageBytes) {
+      *static_cast<volatile std::byte*>(block + at) = std::byte{0};
+    }
+    return block;
+  }
+
+  template <class R>
+  R& region(std::size_t offset) const noexcept {
+    return *std::launder(reinterpret_cast<R*>(block_ + offset));
+  }
+  detail::ProducerShared& produced() const noexcept {
+    return region<detail::ProducerShared>(Layout::kProducerShared);
+  }
+  detail::ConsumerShared& consumed() const noexcept {
+    return region<detail::ConsumerShared>(Layout::kConsumerShared);
+  }
+  detail::ProducerCursor<T>& producer() const noexcept {
+    return region<detail::ProducerCursor<T>>(Layout::kProducerCursor);
+  }
+  detail::ConsumerCursor<T>& consumer() const noexcept {
+    return region<detail::ConsumerCursor<T>>(Layout::kConsumerCursor);
+  }
+  Waiter& data_ready() const noexcept { return region<Waiter>(Layout::kDataReady); }
+  Waiter& space_ready() const noexcept { return region<Waiter>(Layout::kSpaceReady); }
+
+  std::byte* slot_at(std::size_t index) const noexcept {
+    return block_ + Layout::kFirstSlot + index * Layout::kSlotStride;
+  }
+  std::uint32_t& slot_count(std::size_t index) const noexcept {
+    return *std::launder(reinterpret_cast<std::uint32_t*>(slot_at(index)));
+  }
+  // Raw storage: the producer creates the events there; the consumer launders after acquiring.
+  T* slot_events(std::size_t index) const noexcept {
+    return reinterpret_cast<T*>(slot_at(index) + Layout::kSlotEvents);
+  }
+
+  // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
+  bool slot_free() noexcept {
+    detail::ProducerCursor<T>& p = producer();
+    if (p.head - p.tail_cache < kSlots) return true;
+    p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+    return p.head - p.tail_cache < kSlots;
+  }
+
+  void take_free_slot() {
+    detail::ProducerCursor<T>& p = producer();
+    if (!slot_free()) {
+      ++p.waits;
+      space_ready().wait(
+          [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
+      p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+    }
+    p.events = slot_events(p.slot);
+  }
+
+  // Producer: count first, then the release store of head that makes count and events visible.
+  void publish() {
+    detail::ProducerCursor<T>& p = producer();
+    slot_count(p.slot) = p.fill;
+    p.slot = following(p.slot);
+    p.fill = 0;
+    const std::uint32_t head = ++p.head;
+    data_ready().publish([&] { produced().head.store(head, std::memory_order_release); });
+  }
+
+  bool holding_slot() const noexcept {
+    const detail::ConsumerCursor<T>& c = consumer();
+    return c.read != c.count;
+  }
+
+  // Consumer: is slot `tail` published? Re-reads head only when the cached value says it is not.
+  bool slot_published() noexcept {
+    detail::ConsumerCursor<T>& c = consumer();
+    if (c.head_cache != c.tail) return true;
+    c.head_cache = produced().head.load(std::memory_order_acquire);
+    return c.head_cache != c.tail;
+  }
+
+  void enter_slot() noexcept {
+    detail::ConsumerCursor<T>& c = consumer();
+    c.count = slot_count(c.slot);
+    c.read = 0;
+    c.events = std::launder(slot_events(c.slot));
+  }
+
+  // Consumer: waits until a slot is published (true) or the stream ended or deadline passed.
+  bool next_slot(detail::SteadyTime deadline) {
+    detail::ConsumerCursor<T>& c = consumer();
+    if (!slot_published()) {
+      if (!produced().closed.load(std::memory_order_acquire)) {
+        ++c.waits;
+        const auto ready = [&] {
+          return produced().closed.load(std::memory_order_acquire) ||
+                 produced().head.load(std::memory_order_acquire) != c.tail;
+        };
+        if (deadline == detail::kForever) {
+          data_ready().wait(ready);
+        } else if (!data_ready().wait_until(ready, deadline)) {
+          return false;
+        }
+      }
+      // Either head moved or closed was seen; closed's acquire makes the final head visible.
+      if (!slot_published()) return false;
+    }
+    enter_slot();
+    return true;
+  }
+
+  // Consumer: the release store of tail orders every read of the slot before the producer reuses
+  // it.
+  void release_slot() {
+    detail::ConsumerCursor<T>& c = consumer();
+    c.read = 0;
+    c.count = 0;
+    c.slot = following(c.slot);
+    const std::uint32_t tail = ++c.tail;
+    space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
+  }
+
+  std::byte* const block_;  // the one allocation; every region lives in it
+  std::int64_t spin_ns_ = 0;
+};
+
+}  // namespace detail
+
 // ---- hspc/channel.hpp ----
 // BasicChannel: a single-producer single-consumer channel that synchronizes per buffer, never per
 // event (Saunders, Jeffery and Jones, "A portable framework for high-speed producer/consumer
@@ -652,127 +981,22 @@ using WaiterFor = typename detail::WaiterSelect<P>::type;
 // closed), the consumer-written shared state (tail), the producer's private cursor, the
 // consumer's private cursor, the data-ready waiter, the space-ready waiter and the Buffers slots
 // (each an event count then the events). PaddingBytes of gap precede every region (and end the
-// block); with PaddingBytes >= 64 each region also starts on a 64-byte line, so no two regions
-// share a line (at 128, no two share an adjacent-line prefetch pair). PaddingBytes = 0 packs them,
-// keeping only natural alignment: the tuner's reference point.
+// block); with PaddingBytes >= kCacheLineBytes (64) each region also starts on a line of its own,
+// so no two regions share a line (at 128, no two share an adjacent-line prefetch pair).
+// PaddingBytes = 0 packs them, keeping only natural alignment: the tuner's reference point.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000>
-class BasicChannel;
+class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes> {
+  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes>;
 
-namespace detail {
-
-constexpr std::size_t align_up(std::size_t n, std::size_t align) noexcept {
-  return (n + align - 1) / align * align;
-}
-constexpr std::size_t larger(std::size_t a, std::size_t b) noexcept { return a < b ? b : a; }
-constexpr bool is_power_of_two(std::size_t n) noexcept { return n != 0 && (n & (n - 1)) == 0; }
-
-// Where the next region starts after one ending at `end`: a gap of padding bytes, then the
-// region's alignment (at least min(padding, 64) so padded regions start on a line of their own).
-constexpr std::size_t place_after(std::size_t end, std::size_t align,
-                                  std::size_t padding) noexcept {
-  const std::size_t line_align = padding < 64 ? padding : 64;
-  return align_up(end + padding, larger(align, larger(line_align, 1)));
-}
-
-struct ProducerShared {
-  std::atomic<std::uint32_t> head{0};  // slots published so far
-  std::atomic<bool> closed{false};     // set after the last publication
-};
-
-struct ConsumerShared {
-  std::atomic<std::uint32_t> tail{0};  // slots released so far
-};
-
-template <class T>
-struct ProducerCursor {
-  T* events = nullptr;  // the slot being filled
-  // head % Buffers, kept apart: 2^32 is no multiple of 3 buffers, so the modulo of a wrapping
-  // counter would jump (slots 2, 0, 0 around the wrap) and refill a slot still being read.
-  std::uint32_t slot = 0;
-  std::uint32_t head = 0;        // == ProducerShared::head, without the atomic load
-  std::uint32_t tail_cache = 0;  // last tail read; re-read only when it says "all slots full"
-  std::uint32_t fill = 0;        // events in the slot being filled; 0 = no slot taken yet
-  bool closed = false;
-  std::uint64_t waits = 0;
-};
-
-template <class T>
-struct ConsumerCursor {
-  const T* events = nullptr;     // the slot being emptied
-  std::uint32_t slot = 0;        // tail % Buffers, kept apart like ProducerCursor::slot
-  std::uint32_t tail = 0;        // == ConsumerShared::tail, without the atomic load
-  std::uint32_t head_cache = 0;  // last head read; re-read only when it says "nothing published"
-  std::uint32_t read = 0;        // events taken from the slot being emptied
-  std::uint32_t count = 0;       // events in it; read == count means no slot held
-  std::uint64_t waits = 0;
-};
-
-// Byte offsets of every region of a channel's block (see BasicChannel's layout note).
-template <class T, std::size_t Buffers, std::size_t EventsPerBuffer, std::size_t PaddingBytes,
-          class Waiter>
-struct ChannelLayout {
-  static constexpr std::size_t kSlotAlign = larger(alignof(T), alignof(std::uint32_t));
-  static constexpr std::size_t kSlotEvents = align_up(sizeof(std::uint32_t), alignof(T));
-  static constexpr std::size_t kSlotBytes = kSlotEvents + EventsPerBuffer * sizeof(T);
-
-  static constexpr std::size_t kProducerShared =
-      place_after(0, alignof(ProducerShared), PaddingBytes);
-  static constexpr std::size_t kConsumerShared =
-      place_after(kProducerShared + sizeof(ProducerShared), alignof(ConsumerShared), PaddingBytes);
-  static constexpr std::size_t kProducerCursor = place_after(
-      kConsumerShared + sizeof(ConsumerShared), alignof(ProducerCursor<T>), PaddingBytes);
-  static constexpr std::size_t kConsumerCursor = place_after(
-      kProducerCursor + sizeof(ProducerCursor<T>), alignof(ConsumerCursor<T>), PaddingBytes);
-  static constexpr std::size_t kDataReady =
-      place_after(kConsumerCursor + sizeof(ConsumerCursor<T>), alignof(Waiter), PaddingBytes);
-  static constexpr std::size_t kSpaceReady =
-      place_after(kDataReady + sizeof(Waiter), alignof(Waiter), PaddingBytes);
-  static constexpr std::size_t kFirstSlot =
-      place_after(kSpaceReady + sizeof(Waiter), kSlotAlign, PaddingBytes);
-  static constexpr std::size_t kSlotStride = place_after(kSlotBytes, kSlotAlign, PaddingBytes);
-
-  // 64: the block starts on a line of its own, whatever T's alignment.
-  static constexpr std::size_t kAlign = larger(larger(alignof(T), alignof(Waiter)), 64);
-  static constexpr std::size_t kBytes =
-      align_up(kFirstSlot + (Buffers - 1) * kSlotStride + kSlotBytes + PaddingBytes, kAlign);
-};
-
-// A deadline `d` from now. Computed in double so that pop_for(hours::max()) means "no deadline"
-// instead of overflowing.
-template <class Rep, class Period>
-SteadyTime deadline_after(const std::chrono::duration<Rep, Period>& d) noexcept {
-  using Seconds = std::chrono::duration<double>;
-  const SteadyTime now = std::chrono::steady_clock::now();
-  const Seconds wanted(d);
-  if (wanted <= Seconds::zero()) return now;
-  if (wanted >= Seconds(kForever - now) / 2) return kForever;
-  return now + std::chrono::ceil<SteadyTime::duration>(wanted);
-}
-
-// Where the hand-off counters start (0 normally). Tests start them just below 2^32 so that a short
-// run crosses the wrap-around.
-struct CounterStart {
-  std::uint32_t value;
-};
-
-constexpr std::size_t kMaxBufferBytes = std::size_t{16} << 20;
-constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
-
-}  // namespace detail
-
-template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs>
-class BasicChannel {
   static_assert(std::is_trivially_copyable_v<T>,
                 "events are copied as bytes: T must be trivially copyable");
-  static_assert(Buffers >= 2 && Buffers <= 64, "Buffers must be in [2, 64]");
-  static_assert(BufferBytes >= 64 && BufferBytes <= detail::kMaxBufferBytes,
+  static_assert(Buffers >= kMinBuffers && Buffers <= kMaxBuffers, "Buffers must be in [2, 64]");
+  static_assert(BufferBytes >= kMinBufferBytes && BufferBytes <= kMaxBufferBytes,
                 "BufferBytes must be in [64, 16 MiB]");
-  static_assert(PaddingBytes == 0 || (detail::is_power_of_two(PaddingBytes) && PaddingBytes <= 512),
+  static_assert(PaddingBytes == 0 ||
+                    (detail::is_power_of_two(PaddingBytes) && PaddingBytes <= kMaxPaddingBytes),
                 "PaddingBytes must be 0 or a power of two <= 512");
-  static_assert(std::is_nothrow_constructible_v<WaiterFor<P>, std::int64_t>,
-                "the constructor relies on nothing throwing after the allocation");
 
  public:
   using value_type = T;
@@ -783,38 +1007,14 @@ class BasicChannel {
   static constexpr std::size_t kBufferBytes = BufferBytes;
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
-  static constexpr std::size_t kEventsPerBuffer = BufferBytes / sizeof(T) > 0
-                                                      ? BufferBytes / sizeof(T)
-                                                      : 1;
+  static constexpr std::size_t kEventsPerBuffer = Ring::kEventsPerBuffer;
 
-  using Layout = detail::ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
+  using Layout = typename Ring::Layout;
 
   BasicChannel() : BasicChannel(detail::CounterStart{0}) {}
 
-  explicit BasicChannel(detail::CounterStart start) : block_(allocate()) {
-    const std::int64_t spin_ns = spin_budget_ns(static_cast<std::int64_t>(SpinNs));
-    // Relaxed: the threads that use the channel are started after construction, which orders it.
-    ::new (block_ + Layout::kProducerShared) detail::ProducerShared();
-    produced().head.store(start.value, std::memory_order_relaxed);
-    ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
-    consumed().tail.store(start.value, std::memory_order_relaxed);
-    ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
-    producer().head = producer().tail_cache = start.value;
-    ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
-    consumer().tail = consumer().head_cache = start.value;
-    ::new (block_ + Layout::kDataReady) Waiter(spin_ns);
-    ::new (block_ + Layout::kSpaceReady) Waiter(spin_ns);
-    for (std::size_t i = 0; i < Buffers; ++i) ::new (slot_at(i)) std::uint32_t(0);
-    spin_ns_ = spin_ns;
-  }
-
-  ~BasicChannel() {
-    space_ready().~Waiter();
-    data_ready().~Waiter();
-    ::operator delete (
-        block_,
-        std::align_val_t{Layout::kAlign});  // unsized: clang 14 has no sized delete by default
-  }
+  explicit BasicChannel(detail::CounterStart start)
+      : Ring(start, spin_budget_ns(static_cast<std::int64_t>(SpinNs))) {}
 
   BasicChannel(const BasicChannel&) = delete;
   BasicChannel& operator=(const BasicChannel&) = delete;
@@ -949,26 +1149,25 @@ class BasicChannel {
   std::int64_t spin_budget() const noexcept { return spin_ns_; }
 
  private:
-  static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
-
-  static constexpr std::uint32_t following(std::uint32_t index) noexcept {
-    return index + 1 == kSlots ? 0 : index + 1;
-  }
+  using Ring::consumer;
+  using Ring::data_ready;
+  using Ring::enter_slot;
+  using Ring::holding_slot;
+  using Ring::next_slot;
+  using Ring::produced;
+  using Ring::producer;
+  using Ring::publish;
+  using Ring::release_slot;
+  using Ring::slot_events;
+  using Ring::slot_free;
+  using Ring::slot_published;
+  using Ring::spin_ns_;
+  using Ring::take_free_slot;
 
   struct ReleaseOnExit {
     BasicChannel* channel;
     ~ReleaseOnExit() { channel->release_slot(); }
   };
-
-  static std::byte* allocate() {
-    auto* block =
-        static_cast<std::byte*>(::operator new (Layout::kBytes, std::align_val_t{Layout::kAlign}));
-    // Fault every page in now so that no page fault lands inside a timed run.
-    for (std::size_t at = 0; at < Layout::kBytes; at += detail::kPageBytes) {
-      *static_cast<volatile std::byte*>(block + at) = std::byte{0};
-    }
-    return block;
-  }
 
   template <class... Args>
   static void construct(T* at, Args&&... args) {
@@ -979,127 +1178,11 @@ class BasicChannel {
     }
   }
 
-  template <class R>
-  R& region(std::size_t offset) const noexcept {
-    return *std::launder(reinterpret_cast<R*>(block_ + offset));
-  }
-  detail::ProducerShared& produced() const noexcept {
-    return region<detail::ProducerShared>(Layout::kProducerShared);
-  }
-  detail::ConsumerShared& consumed() const noexcept {
-    return region<detail::ConsumerShared>(Layout::kConsumerShared);
-  }
-  detail::ProducerCursor<T>& producer() const noexcept {
-    return region<detail::ProducerCursor<T>>(Layout::kProducerCursor);
-  }
-  detail::ConsumerCursor<T>& consumer() const noexcept {
-    return region<detail::ConsumerCursor<T>>(Layout::kConsumerCursor);
-  }
-  Waiter& data_ready() const noexcept { return region<Waiter>(Layout::kDataReady); }
-  Waiter& space_ready() const noexcept { return region<Waiter>(Layout::kSpaceReady); }
-
-  std::byte* slot_at(std::size_t index) const noexcept {
-    return block_ + Layout::kFirstSlot + index * Layout::kSlotStride;
-  }
-  std::uint32_t& slot_count(std::size_t index) const noexcept {
-    return *std::launder(reinterpret_cast<std::uint32_t*>(slot_at(index)));
-  }
-  // Raw storage: the producer creates the events there; the consumer launders after acquiring.
-  T* slot_events(std::size_t index) const noexcept {
-    return reinterpret_cast<T*>(slot_at(index) + Layout::kSlotEvents);
-  }
-
-  // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
-  bool slot_free() noexcept {
-    detail::ProducerCursor<T>& p = producer();
-    if (p.head - p.tail_cache < kSlots) return true;
-    p.tail_cache = consumed().tail.load(std::memory_order_acquire);
-    return p.head - p.tail_cache < kSlots;
-  }
-
-  void take_free_slot() {
-    detail::ProducerCursor<T>& p = producer();
-    if (!slot_free()) {
-      ++p.waits;
-      space_ready().wait(
-          [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
-      p.tail_cache = consumed().tail.load(std::memory_order_acquire);
-    }
-    p.events = slot_events(p.slot);
-  }
-
-  // Producer: count first, then the release store of head that makes count and events visible.
-  void publish() {
-    detail::ProducerCursor<T>& p = producer();
-    slot_count(p.slot) = p.fill;
-    p.slot = following(p.slot);
-    p.fill = 0;
-    const std::uint32_t head = ++p.head;
-    data_ready().publish([&] { produced().head.store(head, std::memory_order_release); });
-  }
-
-  bool holding_slot() const noexcept {
-    const detail::ConsumerCursor<T>& c = consumer();
-    return c.read != c.count;
-  }
-
-  // Consumer: is slot `tail` published? Re-reads head only when the cached value says it is not.
-  bool slot_published() noexcept {
-    detail::ConsumerCursor<T>& c = consumer();
-    if (c.head_cache != c.tail) return true;
-    c.head_cache = produced().head.load(std::memory_order_acquire);
-    return c.head_cache != c.tail;
-  }
-
-  void enter_slot() noexcept {
-    detail::ConsumerCursor<T>& c = consumer();
-    c.count = slot_count(c.slot);
-    c.read = 0;
-    c.events = std::launder(slot_events(c.slot));
-  }
-
-  // Consumer: waits until a slot is published (true) or the stream ended or deadline passed.
-  bool next_slot(detail::SteadyTime deadline) {
-    detail::ConsumerCursor<T>& c = consumer();
-    if (!slot_published()) {
-      if (!produced().closed.load(std::memory_order_acquire)) {
-        ++c.waits;
-        const auto ready = [&] {
-          return produced().closed.load(std::memory_order_acquire) ||
-                 produced().head.load(std::memory_order_acquire) != c.tail;
-        };
-        if (deadline == detail::kForever) {
-          data_ready().wait(ready);
-        } else if (!data_ready().wait_until(ready, deadline)) {
-          return false;
-        }
-      }
-      // Either head moved or closed was seen; closed's acquire makes the final head visible.
-      if (!slot_published()) return false;
-    }
-    enter_slot();
-    return true;
-  }
-
   void take(T& out) {
     detail::ConsumerCursor<T>& c = consumer();
     out = c.events[c.read];
     if (++c.read == c.count) release_slot();
   }
-
-  // Consumer: the release store of tail orders every read of the slot before the producer reuses
-  // it.
-  void release_slot() {
-    detail::ConsumerCursor<T>& c = consumer();
-    c.read = 0;
-    c.count = 0;
-    c.slot = following(c.slot);
-    const std::uint32_t tail = ++c.tail;
-    space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
-  }
-
-  std::byte* const block_;  // the one allocation; every region lives in it
-  std::int64_t spin_ns_ = 0;
 };
 
 // ---- hspc/fanout.hpp ----
@@ -1132,7 +1215,7 @@ class BasicChannel {
 //   system call on the per-event path, every primitive wakes blocked consumers.
 //
 // Layout: each channel's block is its own allocation (see BasicChannel); the channel objects (read
-// only after construction) sit one per 64-byte line in one array, and the producer's cursor,
+// only after construction) sit one per cache line in one array, and the producer's cursor,
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
@@ -1250,8 +1333,9 @@ class BasicFanOut {
   std::int64_t spin_budget() const noexcept { return lane(0).spin_budget(); }
 
  private:
-  // 64: one channel object per line, so constructing or reading one never touches another's line.
-  struct alignas(64) Lane {
+  // kCacheLineBytes: one channel object per line, so constructing or reading one never touches
+  // another's line.
+  struct alignas(kCacheLineBytes) Lane {
     explicit Lane(detail::CounterStart start) : channel(start) {}
     Channel channel;
   };
@@ -1295,8 +1379,9 @@ class BasicFanOut {
   // Read by every thread, written only by the constructor and destructor.
   Lane* const lanes_;
   const std::size_t consumers_;
-  // 64: written per event by the producer; on its own line, away from what consumers read.
-  alignas(64) Cursor cursor_;
+  // kCacheLineBytes: written per event by the producer; on its own line, away from what
+  // consumers read.
+  alignas(kCacheLineBytes) Cursor cursor_;
 };
 
 // ---- the tuned point ----

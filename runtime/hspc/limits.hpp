@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstddef>
+
+namespace hspc {
+
+// The runtime's named sizes, and the parameter limits BasicChannel enforces at compile time.
+// The tuner's table of limits (generator/model: LIMITS) holds the same numbers; a test compiles
+// this header and compares, so every point the tuner may choose compiles.
+
+// The cache line the layout pads to: 64 bytes on every target we build for. Not
+// std::hardware_destructive_interference_size: g++ warns on its use in a header
+// (-Winterference-size: it varies with -mtune/-mcpu), and clang 14 does not provide it.
+inline constexpr std::size_t kCacheLineBytes = 64;
+
+// Buffers: the slots of a channel's ring.
+inline constexpr std::size_t kMinBuffers = 2;
+inline constexpr std::size_t kMaxBuffers = 64;
+
+// BufferBytes: the bytes of events one slot holds.
+inline constexpr std::size_t kMinBufferBytes = 64;
+inline constexpr std::size_t kMaxBufferBytes = std::size_t{16} << 20;  // 16 MiB
+
+// PaddingBytes: 0, or a power of two up to this.
+inline constexpr std::size_t kMaxPaddingBytes = 512;
+
+// run_with_stack_offset_bytes: the paper's widest aliasing window (64 KiB); a larger shift only
+// risks overflowing the stack.
+inline constexpr std::size_t kMaxStackOffsetBytes = std::size_t{64} << 10;  // 64 KiB
+
+}  // namespace hspc

@@ -1,0 +1,204 @@
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+
+#include "hspc/channel_layout.hpp"
+#include "hspc/wait.hpp"
+
+namespace hspc {
+
+namespace detail {
+
+// Where the hand-off counters start (0 normally). Tests start them just below 2^32 so that a short
+// run crosses the wrap-around.
+struct CounterStart {
+  std::uint32_t value;
+};
+
+constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
+
+// SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
+// the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and
+// the two waiters, and holds the producer's and the consumer's steps that take, hand over and
+// release whole slots; BasicChannel builds the per-event calls on them.
+template <class T, class Waiter, std::size_t Buffers, std::size_t BufferBytes,
+          std::size_t PaddingBytes>
+class SlotRing {
+  static_assert(std::is_nothrow_constructible_v<Waiter, std::int64_t>,
+                "the constructor relies on nothing throwing after the allocation");
+
+ public:
+  static constexpr std::size_t kEventsPerBuffer = BufferBytes / sizeof(T) > 0
+                                                      ? BufferBytes / sizeof(T)
+                                                      : 1;
+
+  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
+
+  SlotRing(CounterStart start, std::int64_t spin_ns) : block_(allocate()) {
+    // Relaxed: the threads that use the channel are started after construction, which orders it.
+    ::new (block_ + Layout::kProducerShared) detail::ProducerShared();
+    produced().head.store(start.value, std::memory_order_relaxed);
+    ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
+    consumed().tail.store(start.value, std::memory_order_relaxed);
+    ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
+    producer().head = producer().tail_cache = start.value;
+    ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
+    consumer().tail = consumer().head_cache = start.value;
+    ::new (block_ + Layout::kDataReady) Waiter(spin_ns);
+    ::new (block_ + Layout::kSpaceReady) Waiter(spin_ns);
+    for (std::size_t i = 0; i < Buffers; ++i) ::new (slot_at(i)) std::uint32_t(0);
+    spin_ns_ = spin_ns;
+  }
+
+  ~SlotRing() {
+    space_ready().~Waiter();
+    data_ready().~Waiter();
+    ::operator delete (
+        block_,
+        std::align_val_t{Layout::kAlign});  // unsized: clang 14 has no sized delete by default
+  }
+
+  SlotRing(const SlotRing&) = delete;
+  SlotRing& operator=(const SlotRing&) = delete;
+
+ protected:
+  static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
+
+  static constexpr std::uint32_t following(std::uint32_t index) noexcept {
+    return index + 1 == kSlots ? 0 : index + 1;
+  }
+
+  static std::byte* allocate() {
+    auto* block =
+        static_cast<std::byte*>(::operator new (Layout::kBytes, std::align_val_t{Layout::kAlign}));
+    // Fault every page in now so that no page fault lands inside a timed run.
+    for (std::size_t at = 0; at < Layout::kBytes; at += detail::kPageBytes) {
+      *static_cast<volatile std::byte*>(block + at) = std::byte{0};
+    }
+    return block;
+  }
+
+  template <class R>
+  R& region(std::size_t offset) const noexcept {
+    return *std::launder(reinterpret_cast<R*>(block_ + offset));
+  }
+  detail::ProducerShared& produced() const noexcept {
+    return region<detail::ProducerShared>(Layout::kProducerShared);
+  }
+  detail::ConsumerShared& consumed() const noexcept {
+    return region<detail::ConsumerShared>(Layout::kConsumerShared);
+  }
+  detail::ProducerCursor<T>& producer() const noexcept {
+    return region<detail::ProducerCursor<T>>(Layout::kProducerCursor);
+  }
+  detail::ConsumerCursor<T>& consumer() const noexcept {
+    return region<detail::ConsumerCursor<T>>(Layout::kConsumerCursor);
+  }
+  Waiter& data_ready() const noexcept { return region<Waiter>(Layout::kDataReady); }
+  Waiter& space_ready() const noexcept { return region<Waiter>(Layout::kSpaceReady); }
+
+  std::byte* slot_at(std::size_t index) const noexcept {
+    return block_ + Layout::kFirstSlot + index * Layout::kSlotStride;
+  }
+  std::uint32_t& slot_count(std::size_t index) const noexcept {
+    return *std::launder(reinterpret_cast<std::uint32_t*>(slot_at(index)));
+  }
+  // Raw storage: the producer creates the events there; the consumer launders after acquiring.
+  T* slot_events(std::size_t index) const noexcept {
+    return reinterpret_cast<T*>(slot_at(index) + Layout::kSlotEvents);
+  }
+
+  // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
+  bool slot_free() noexcept {
+    detail::ProducerCursor<T>& p = producer();
+    if (p.head - p.tail_cache < kSlots) return true;
+    p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+    return p.head - p.tail_cache < kSlots;
+  }
+
+  void take_free_slot() {
+    detail::ProducerCursor<T>& p = producer();
+    if (!slot_free()) {
+      ++p.waits;
+      space_ready().wait(
+          [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
+      p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+    }
+    p.events = slot_events(p.slot);
+  }
+
+  // Producer: count first, then the release store of head that makes count and events visible.
+  void publish() {
+    detail::ProducerCursor<T>& p = producer();
+    slot_count(p.slot) = p.fill;
+    p.slot = following(p.slot);
+    p.fill = 0;
+    const std::uint32_t head = ++p.head;
+    data_ready().publish([&] { produced().head.store(head, std::memory_order_release); });
+  }
+
+  bool holding_slot() const noexcept {
+    const detail::ConsumerCursor<T>& c = consumer();
+    return c.read != c.count;
+  }
+
+  // Consumer: is slot `tail` published? Re-reads head only when the cached value says it is not.
+  bool slot_published() noexcept {
+    detail::ConsumerCursor<T>& c = consumer();
+    if (c.head_cache != c.tail) return true;
+    c.head_cache = produced().head.load(std::memory_order_acquire);
+    return c.head_cache != c.tail;
+  }
+
+  void enter_slot() noexcept {
+    detail::ConsumerCursor<T>& c = consumer();
+    c.count = slot_count(c.slot);
+    c.read = 0;
+    c.events = std::launder(slot_events(c.slot));
+  }
+
+  // Consumer: waits until a slot is published (true) or the stream ended or deadline passed.
+  bool next_slot(detail::SteadyTime deadline) {
+    detail::ConsumerCursor<T>& c = consumer();
+    if (!slot_published()) {
+      if (!produced().closed.load(std::memory_order_acquire)) {
+        ++c.waits;
+        const auto ready = [&] {
+          return produced().closed.load(std::memory_order_acquire) ||
+                 produced().head.load(std::memory_order_acquire) != c.tail;
+        };
+        if (deadline == detail::kForever) {
+          data_ready().wait(ready);
+        } else if (!data_ready().wait_until(ready, deadline)) {
+          return false;
+        }
+      }
+      // Either head moved or closed was seen; closed's acquire makes the final head visible.
+      if (!slot_published()) return false;
+    }
+    enter_slot();
+    return true;
+  }
+
+  // Consumer: the release store of tail orders every read of the slot before the producer reuses
+  // it.
+  void release_slot() {
+    detail::ConsumerCursor<T>& c = consumer();
+    c.read = 0;
+    c.count = 0;
+    c.slot = following(c.slot);
+    const std::uint32_t tail = ++c.tail;
+    space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
+  }
+
+  std::byte* const block_;  // the one allocation; every region lives in it
+  std::int64_t spin_ns_ = 0;
+};
+
+}  // namespace detail
+
+}  // namespace hspc
