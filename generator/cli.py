@@ -1,11 +1,13 @@
 """The command line: argv -> options -> pipeline -> exit status. Thin on purpose.
 
     hspc-gen --target FILE [--out DIR] [--budget TIME] [--effort LEVEL] [--set NAME=VALUE]...
-             [--json] [--quiet]
+             [--cache DIR] [--json] [--quiet]
     hspc-gen host [--json] [--sysfs-root DIR]
+    hspc-gen compare --target FILE RESULT.json RESULT.json... [--rounds N] [--cache DIR] [--json]
+    hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
 
 Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
-written), 130 interrupted.
+written), 130 interrupted. This module is the only one that prints.
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from hspc_gen import __version__
+from hspc_gen import __version__, pipeline
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import Effort
-from hspc_gen.pipeline import Options, ThreadsOptions, run, run_threads
+from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.pipeline import Options, Show
 from hspc_gen.reports import comparison as comparison_report
-from hspc_gen.search.compare import compare
-from hspc_gen.target import load_target
+from hspc_gen.reports import result as result_report
+from hspc_gen.reports import summary as summary_report
+from hspc_gen.reports import threads as threads_report
 from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
@@ -111,8 +115,7 @@ def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
     if len(args.results) < 2 or not 6 <= args.rounds <= 200:
         raise UserError("compare needs two or more results and --rounds between 6 and 200")
-    target = load_target(args.target)
-    comparison = compare(target, read_host(), args.results, args.rounds, args.cache)
+    comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache)
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
     return 0
@@ -134,9 +137,16 @@ def threads_parser() -> argparse.ArgumentParser:
 
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
-    return run_threads(
-        ThreadsOptions(args.target, args.sweep, args.result, args.out, args.cache, args.json)
-    )
+    report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache)
+    document = threads_report.document(report)
+    print(json_text(document) if args.json else threads_report.render(report), end="")
+    if isinstance(report.advice, ThreadFailure):
+        print(
+            f"{PROG}: the thread search could not measure: {report.advice.status}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def _host_command(argv: Sequence[str]) -> int:
@@ -155,11 +165,21 @@ def _main_command(argv: Sequence[str]) -> int:
         effort=args.effort,
         overrides=tuple(args.overrides),
         cache=args.cache,
-        json=args.json,
-        quiet=args.quiet,
         command=shlex.join([PROG, *argv]),
     )
-    return run(options)
+    result = pipeline.run(options, _progress(args.quiet or args.json))
+    if args.json:
+        sys.stdout.write(json_text(result_report.document(result)))
+    elif not args.quiet:
+        sys.stdout.write(summary_report.render(result))
+    return 0
+
+
+def _progress(silent: bool) -> Show:
+    """Progress on a terminal only, and only between plans (never while a sample runs)."""
+    if silent or not sys.stderr.isatty():
+        return lambda _line: None
+    return lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

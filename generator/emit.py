@@ -1,4 +1,5 @@
-"""Write outputs atomically: a temporary file beside the target, fsync, then rename.
+"""The emit stage: the generated header, and every output written atomically (a temporary file
+beside the target, fsync, then rename).
 
 A reader never sees a half-written header or result, and a run killed mid-write leaves the previous
 file intact.
@@ -10,8 +11,17 @@ import contextlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from hspc_gen.estimate import DEFAULT_SPIN_NS
+from hspc_gen.host import Host
+from hspc_gen.model import ChannelParams, Figure
+from hspc_gen.model.result import SearchResult, TuneResult
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.render import HeaderSpec, Provenance, render_header
+from hspc_gen.target import Target
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -37,3 +47,73 @@ def json_text(document: Any) -> str:
 
 def write_json_atomic(path: Path, document: Any) -> None:
     write_atomic(path, json_text(document))
+
+
+def host_summary(host: Host) -> str:
+    return (
+        f"{host.model_name}; {host.packages} package(s), {host.cores} core(s), "
+        f"{len(host.logical_cpus)} CPU(s), {'/'.join(host.kind) or 'uniprocessor'}"
+        f"{', virtual' if host.virtual else ''}"
+    )
+
+
+@dataclass(frozen=True)
+class HeaderWriter:
+    """Writes the generated header: first from the estimate, then each better point (the
+    anytime result), finally the winner with its measured figures in the banner."""
+
+    path: Path
+    target: Target
+    host: Host
+    command: str
+    threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
+
+    def write(
+        self,
+        point: ChannelParams,
+        measured: tuple[str, ...] = (),
+        threads: ThreadAdvice | None = None,
+    ) -> None:
+        provenance = Provenance(
+            self.command, self.host.fingerprint, host_summary(self.host), measured
+        )
+        spec = HeaderSpec(
+            name=self.target.name,
+            namespace=self.target.output.namespace,
+            params=point,
+            spin_ns=DEFAULT_SPIN_NS,
+            provenance=provenance,
+            threads=threads or self.threads,
+        )
+        write_atomic(self.path, render_header(spec))
+
+    def write_result(self, result: TuneResult) -> None:
+        threads = result.threads if isinstance(result.threads, ThreadAdvice) else None
+        measured = banner(result.search) if result.search is not None else ()
+        self.write(result.winner, measured, threads)
+
+
+def banner(search: SearchResult) -> tuple[str, ...]:
+    """The header banner's figures, from the confirmation only (never elapsed times), so a
+    re-run replaying the same records writes the same bytes."""
+    confirmed = search.confirmed
+    if confirmed is None or confirmed.rate is None:
+        return ("nothing measured within the budget: parameters from host heuristics",)
+    lines = [f"throughput: {_figure_text(confirmed.rate, '{:.4g}')} events/s"]
+    if confirmed.latency_ns is not None:
+        latency = _figure_text(confirmed.latency_ns, "{:.0f}")
+        lines.append(f"latency (paced, push to pop): {latency} ns")
+    for base in ("producer_alone", "consumer_alone"):
+        if base in confirmed.baselines:
+            lines.append(f"{base}: {confirmed.baselines[base].median:.4g} events/s")
+    if confirmed.efficiency is not None:
+        efficiency = _figure_text(confirmed.efficiency, "{:.3f}")
+        lines.append(f"efficiency: {efficiency} (1.0 = the slower side alone)")
+    decision = confirmed.decision
+    lines.append(f"decision margin: {decision.margin:.1%} over {decision.rounds} paired rounds")
+    return tuple(lines)
+
+
+def _figure_text(figure: Figure, form: str) -> str:
+    low, high = form.format(figure.ci95_low), form.format(figure.ci95_high)
+    return f"{form.format(figure.median)} (95% CI {low} to {high}, n={figure.n})"

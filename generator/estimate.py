@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from hspc_gen.host import Host
 from hspc_gen.model import LIMITS, SEARCH_MIN_BUFFER_BYTES, ChannelParams, PinThreads, Primitive
-from hspc_gen.render import ThreadAdvice
+from hspc_gen.model.threads import ThreadAdvice
 
 # Blocking first: on a small or shared host the peer is often not running, and spinning then
 # burns the CPU the peer needs (a pause-spin hand-off on one CPU took ~8 ms, a futex one ~2 µs).
@@ -109,4 +109,5 @@ def thread_advice(
     else:
         per_producer = 1
     cpus = tuple(host.allowed_cpus)
-    return ThreadAdvice(fixed_producers, per_producer, cpus, cpus, False, "estimated, not measured")
+    consumers_total = fixed_producers * per_producer
+    return ThreadAdvice(fixed_producers, consumers_total, per_producer, cpus, cpus, pinned=False)

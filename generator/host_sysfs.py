@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from hspc_gen.cpulist import parse_cpu_list
 from hspc_gen.errors import UserError
 
 # Where the kernel leaves coherency_line_size out (some ARM and virtual machines), 64 bytes is the
@@ -59,34 +60,6 @@ class LogicalCpu:
 class CpuInfo:
     model_name: str
     hypervisor: bool
-
-
-def parse_cpu_list(text: str, source: Path) -> tuple[int, ...]:
-    """The kernel's cpulist format, "0-3,8,10-11", as sorted CPU numbers."""
-    cpus: set[int] = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        first, dash, last = part.partition("-")
-        try:
-            low, high = int(first), int(last if dash else first)
-        except ValueError:
-            raise UserError(f"{source}: malformed CPU list {text.strip()!r}") from None
-        if low < 0 or high < low:
-            raise UserError(f"{source}: malformed CPU list {text.strip()!r}")
-        cpus.update(range(low, high + 1))
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """The inverse of parse_cpu_list: runs of consecutive CPUs as ranges."""
-    runs: list[list[int]] = []
-    for cpu in sorted(set(cpus)):
-        if runs and cpu == runs[-1][1] + 1:
-            runs[-1][1] = cpu
-        else:
-            runs.append([cpu, cpu])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
 def read_text(path: Path) -> str | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from hspc_gen.host_sysfs import Cache, format_cpu_list
+from hspc_gen.cpulist import format_cpu_list
+from hspc_gen.host_sysfs import Cache
 
 if TYPE_CHECKING:
     from hspc_gen.host import Host

@@ -1,35 +1,65 @@
-"""The orchestrator: target -> host -> space -> render -> build -> run -> record -> decide -> emit.
+"""The orchestrator: every stage of hspc-gen, in order, wired here and nowhere else.
 
-Each stage is a function of frozen values; this module only wires them and decides where outputs
-go. Bad input raises UserError before anything is written.
+    target    app.yaml, checked                         target.load_target
+    host      /sys and /proc                            host.read_host
+    space     the parameters and their constraints      wiring.space_for -> search.space
+    strategy  the next batch of candidates              search.strategies (registry)
+    render    the batch's Meson project, its record key search.measure.toolchain: prepare
+    build     Meson and Ninja, only to measure          search.measure.toolchain: build
+    run       one plan through the harness              search.measure.toolchain: run
+    record    replayed from, or appended to, the store  search.tune (replay, measure), search.store
+    decide    race the batch, pick with a margin        search.racing, search.decide
+    confirm   the best, again, in a fresh process       search.tune.confirmation_batch
+    threads   thread counts for the tuned channel       search.threads.session
+    emit      the header, atomically                    emit
+    report    hspc-result.json, hspc-summary.md         reports
+
+`run` is `hspc-gen --target`, `compare` and `threads` the other commands. Each returns a typed
+value from the model; the command line prints it. Nothing here prints: progress goes to `show`.
+Bad input raises UserError before anything is written; every other failure is a value.
 """
 
 from __future__ import annotations
 
-import sys
+import dataclasses
+import functools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from hspc_gen import estimate, params
-from hspc_gen.emit import json_text, write_atomic
-from hspc_gen.host import Host, read_host
-from hspc_gen.model import ChannelParams, Effort, Primitive
-from hspc_gen.render import HeaderSpec, Provenance, ThreadAdvice, render_header
+from hspc_gen import params, wiring
+from hspc_gen.emit import HeaderWriter, json_text, write_atomic
+from hspc_gen.errors import UserError
+from hspc_gen.estimate import DEFAULT_SPIN_NS
+from hspc_gen.host import read_host
+from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.model.result import Comparison, SearchResult, TuneResult
+from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import session
-from hspc_gen.search.compare import winner_of
-from hspc_gen.search.threads import session as thread_session
-from hspc_gen.search.threads.harness import MeasureError
-from hspc_gen.search.tune import Progress
+from hspc_gen.search import findings, tune
+from hspc_gen.search.measure.toolchain import Toolchain
+from hspc_gen.search.racing import Evaluation, PlanCounts
+from hspc_gen.search.records import Cut
+from hspc_gen.search.space import Space
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies import registry
+from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
+from hspc_gen.search.threads.session import recommend_threads, sweep_threads
 from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
+THREADS_FILE = "hspc-threads.json"
+COMPARE_SEED = 1  # apart from the tuner's seeds: compare measures afresh, and replays itself
+
+Show = Callable[[str], None]
+
+
+def _quiet(_line: str) -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -40,182 +70,228 @@ class Options:
     effort: Effort
     overrides: tuple[str, ...]
     cache: Path | None
-    json: bool
-    quiet: bool
     command: str
 
 
 @dataclass(frozen=True)
-class Destinations:
+class Machinery:
+    """The search's ties to the world: where records go, how batches build, who is watching."""
+
+    store: RecordStore
+    toolchain: Toolchain
+    show: Show = _quiet
+
+
+def run(options: Options, show: Show = _quiet) -> TuneResult:
+    """`hspc-gen --target`: tune the channel for this host and write its header and reports."""
+    started = time.monotonic()
+    budget = None if options.budget is None else {"budget": f"{options.budget}s"}
+    target = load_target(options.target, overrides=budget)  # target
+    host = read_host()  # host
+    fixed = params.parse_overrides(options.overrides)
+    start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
+    out = Outputs.of(target, options.out)
+    header = HeaderWriter(
+        out.header, target, host, options.command, wiring.estimated_threads(target, host)
+    )
+    header.write(start)  # the anytime result: improved as results come, final at the end
+    if options.effort is Effort.estimate:
+        info = wiring.run_info(target, host, options.effort, time.monotonic() - started)
+        return _finish(TuneResult(info, start, None, header.threads), out, header)
+    load = wiring.load_average()
+    if wiring.busy(host, load):
+        show(f"warning: the machine is busy (load {load:.2f}); comparisons are less precise")
+    machinery = Machinery(
+        wiring.record_store(host, options.cache),
+        wiring.toolchain_for(target, host, options.cache),
+        show,
+    )
+    space = wiring.space_for(target, host, fixed)  # space
+    settings = wiring.settings_for(target, host, options.effort, started)
+    searched = search(space, start, settings, machinery, on_improve=header.write)
+    confirmation = confirm(searched, settings, machinery)  # confirm
+    winner = (confirmation and confirmation.step.winner()) or searched.winner
+    advice: ThreadAdvice | ThreadFailure = header.threads  # threads: measured once confirmed
+    if confirmation is not None:
+        machinery.show("recommending thread counts and placement for the tuned channel")
+        inputs = wiring.thread_inputs(target, host)
+        advice = recommend_threads(winner, inputs, machinery.toolchain, machinery.store)
+    info = wiring.run_info(target, host, options.effort, time.monotonic() - started, load)
+    info = dataclasses.replace(info, store_notes=wiring.store_notes(machinery.store))
+    found = _search_result(searched, confirmation, winner, settings)
+    return _finish(TuneResult(info, winner, found, advice), out, header)  # emit, report
+
+
+@dataclass(frozen=True)
+class Searched:
+    winner: ChannelParams
+    evaluations: tuple[Evaluation, ...]
+    budget_exhausted: bool  # a batch was left out for want of time
+
+
+def search(
+    space: Space,
+    start: ChannelParams,
+    settings: tune.Settings,
+    machinery: Machinery,
+    on_improve: Callable[[ChannelParams], None] = lambda _p: None,
+) -> Searched:
+    """Every stage's strategy from the best point so far, batch by batch, within the deadline."""
+    best, evaluations, exhausted = start, [], False
+    for index, stage in enumerate(settings.stages):
+        staged = dataclasses.replace(settings, deadline=tune.stage_deadline(settings, index))
+        strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
+        history: list[StepResult] = []
+        while (batch := strategy.propose(history)) is not None:
+            machinery.show(_announce(batch, best, staged.deadline))
+            evaluation = evaluate(batch, stage, staged, machinery)
+            if evaluation is None:
+                exhausted = True
+                break
+            history.append(evaluation.step)
+            evaluations.append(evaluation)
+            winner = evaluation.step.winner()  # decide
+            if winner is not None and winner != best:
+                best = winner
+                on_improve(best)
+    return Searched(best, tuple(evaluations), exhausted)
+
+
+def evaluate(
+    batch: Batch,
+    stage: tune.StageSpec,
+    settings: tune.Settings,
+    machinery: Machinery,
+    *,
+    confirming: bool = False,
+) -> Evaluation | None:
+    """One batch: render; replay it from the records, or build, run and record it; decide.
+    None when the budget leaves the batch out (a confirmation is never left out)."""
+    store, toolchain = machinery.store, machinery.toolchain
+    prepared = toolchain.prepare(batch, stage.workload)  # render
+    cut = Cut(prepared.key, settings.run)
+    if not confirming and store.was_cut(cut):
+        return None
+    replayed = tune.replay(batch, stage, settings, store, prepared, drop=not confirming)
+    if replayed is not None:
+        return replayed
+    if not confirming and not tune.fits(
+        tune.batch_seconds(batch, stage, prepared), settings.deadline
+    ):
+        store.append(cut)
+        return None
+    built = toolchain.build(prepared)  # build
+    run_plan = functools.partial(toolchain.run, built, prepared)  # run
+    return tune.measure(  # record, decide
+        batch, stage, settings, store, prepared=prepared, run_plan=run_plan, drop=not confirming
+    )
+
+
+def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
+    """The winner and runners-up measured again in a fresh process with a new seed: the
+    reported figures come from here, and it may overturn the pick (the winner's curse)."""
+    if not searched.evaluations:
+        return None
+    history = [e.step for e in searched.evaluations]
+    batch = tune.confirmation_batch(history, searched.winner, settings.effort)
+    machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
+    fresh = dataclasses.replace(
+        settings, seed=settings.seed + 1, deadline=tune.confirm_deadline(settings)
+    )
+    return evaluate(batch, settings.stages[-1], fresh, machinery, confirming=True)
+
+
+def _search_result(
+    searched: Searched,
+    confirmation: Evaluation | None,
+    winner: ChannelParams,
+    settings: tune.Settings,
+) -> SearchResult:
+    every = (*searched.evaluations, *((confirmation,) if confirmation else ()))
+    counts = sum((e.counts for e in every), PlanCounts())
+    confirmed = None
+    if confirmation is not None:
+        confirmed = findings.confirmed(confirmation, winner, settings.objective)
+    return SearchResult(
+        winner=winner,
+        spin_ns=DEFAULT_SPIN_NS,
+        confirmed=confirmed,
+        trail=tuple(findings.step(e) for e in searched.evaluations),
+        candidates=findings.candidates(searched.evaluations),
+        failures=findings.failures(searched.evaluations),
+        budget_exhausted=searched.budget_exhausted or counts.cut,
+        measured_plans=counts.measured,
+        cached_plans=counts.replayed,
+        seed=settings.seed,
+        oversubscribed=settings.oversubscribed,
+    )
+
+
+@dataclass(frozen=True)
+class Outputs:
     header: Path
     result: Path
     summary: Path
 
     @staticmethod
-    def of(target: Target, out: Path | None) -> Destinations:
+    def of(target: Target, out: Path | None) -> Outputs:
         header_name = f"{target.name}_channel.hpp"
         if out is not None:
-            return Destinations(out / header_name, out / RESULT_FILE, out / SUMMARY_FILE)
+            return Outputs(out / header_name, out / RESULT_FILE, out / SUMMARY_FILE)
         report = target.output.report
-        return Destinations(target.output.header, report / RESULT_FILE, report / SUMMARY_FILE)
+        return Outputs(target.output.header, report / RESULT_FILE, report / SUMMARY_FILE)
 
 
-def host_summary(host: Host) -> str:
+def _finish(result: TuneResult, out: Outputs, header: HeaderWriter) -> TuneResult:
+    """emit, then report: the final header, hspc-result.json and hspc-summary.md."""
+    header.write_result(result)
+    write_atomic(out.result, json_text(result_report.document(result)))
+    write_atomic(out.summary, summary_report.render(result))
+    return result
+
+
+def _announce(batch: Batch, best: ChannelParams, deadline: float) -> str:
+    left = max(0.0, deadline - time.monotonic())
     return (
-        f"{host.model_name}; {host.packages} package(s), {host.cores} core(s), "
-        f"{len(host.logical_cpus)} CPU(s), {'/'.join(host.kind) or 'uniprocessor'}"
-        f"{', virtual' if host.virtual else ''}"
+        f"stage {batch.stage} · {batch.step} · {len(batch.candidates)} candidates · "
+        f"best {best.primitive} {best.buffers}x{best.buffer_bytes} B pad {best.padding_bytes} · "
+        f"{left:.0f} s left"
     )
 
 
-def estimated_params(
-    target: Target, host: Host, fixed: Mapping[str, int | Primitive]
-) -> ChannelParams:
-    point = estimate.estimate(
-        host,
-        event_bytes=target.event.size,
-        max_buffer_memory=target.constraints.max_buffer_memory,
-        allowed=target.constraints.primitives,
-        pin=target.constraints.pin_threads,
+def compare(
+    target_path: Path, results: Sequence[Path], rounds: int, cache: Path | None
+) -> Comparison:
+    """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
+    target, host = load_target(target_path), read_host()
+    points = [wiring.winner_of(path) for path in results]
+    if len(set(points)) < len(points):
+        raise UserError("the results name the same winner: nothing to compare")
+    settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
+    fresh = wiring.unbounded(settings, COMPARE_SEED)
+    batch = make_batch("compare", "compare", points, points[0], rounds)
+    machinery = Machinery(
+        wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
     )
-    point = params.apply(point, fixed)
-    params.check(point, host.allowed_cpus)
-    return point
+    evaluation = evaluate(batch, settings.stages[-1], fresh, machinery, confirming=True)
+    assert evaluation is not None, "a comparison is never left out"
+    return findings.comparison(evaluation, [str(p) for p in results], target.objective)
 
 
-@dataclass(frozen=True)
-class Writer:
-    """Writes the outputs, each atomically; the header first from the estimate, then better."""
-
-    destinations: Destinations
-    target: Target
-    host: Host
-    command: str
-
-    def header(
-        self,
-        point: ChannelParams,
-        measured: tuple[str, ...] = (),
-        threads: ThreadAdvice | None = None,
-    ) -> None:
-        provenance = Provenance(
-            self.command, self.host.fingerprint, host_summary(self.host), measured
-        )
-        spec = HeaderSpec(
-            name=self.target.name,
-            namespace=self.target.output.namespace,
-            params=point,
-            spin_ns=estimate.DEFAULT_SPIN_NS,
-            provenance=provenance,
-            threads=threads or self.estimated_threads(),
-        )
-        write_atomic(self.destinations.header, render_header(spec))
-
-    def estimated_threads(self) -> ThreadAdvice:
-        t, w = self.target.threads, self.target.workload
-        work = (w.producer_ns, w.consumer_ns)
-        return estimate.thread_advice(self.host, t.producers, t.consumers, work)
-
-    def reports(self, document: dict[str, Any], options: Options) -> None:
-        summary = summary_report.render(document)
-        write_atomic(self.destinations.result, json_text(document))
-        write_atomic(self.destinations.summary, summary)
-        if options.json:
-            sys.stdout.write(json_text(document))
-        elif not options.quiet:
-            sys.stdout.write(summary)
-
-
-def run(options: Options) -> int:
-    started = time.monotonic()
-    budget = None if options.budget is None else {"budget": f"{options.budget}s"}
-    target = load_target(options.target, overrides=budget)
-    host = read_host()
-    fixed = params.parse_overrides(options.overrides)
-    point = estimated_params(target, host, fixed)
-    writer = Writer(Destinations.of(target, options.out), target, host, options.command)
-    if options.effort is Effort.estimate:
-        writer.header(point)
-        elapsed = time.monotonic() - started
-        writer.reports(
-            result_report.estimate_result(target, host, point, options.effort, elapsed), options
-        )
-        return 0
-    writer.header(point)  # the anytime result: improved as results come, final at the end
-    progress = Progress(show=_progress_printer(options))
-    tuned = session.tune_target(
-        target,
-        host,
-        point,
-        fixed,
-        effort=options.effort,
-        started=started,
-        progress=progress,
-        on_improve=writer.header,
-        cache=options.cache,
-    )
-    document = result_report.tuned_result(target, host, tuned, time.monotonic() - started)
-    rec = tuned.recommendation
-    advice = advice_from(rec) if rec is not None and "producers" in rec else None
-    writer.header(tuned.winner, result_report.measured_lines(document), advice)
-    writer.reports(document, options)
-    return 0
-
-
-def advice_from(recommendation: Mapping[str, Any]) -> ThreadAdvice:
-    """The header's thread constants from a measured recommendation (hspc-result.json's)."""
-    cpus = recommendation["cpus"]
-    evidence = recommendation.get("evidence") or {}
-    return ThreadAdvice(
-        producers=int(recommendation["producers"]),
-        consumers_per_producer=int(recommendation["consumers_per_producer"]),
-        producer_cpus=tuple(cpus["producers"]),
-        consumer_cpus=tuple(cpus["consumers"]),
-        pinned=bool(recommendation["pinned"]),
-        how=f"measured; the search stopped at: {evidence.get('termination', 'unknown')}",
-    )
-
-
-def _progress_printer(options: Options) -> Callable[[str], None]:
-    """Progress on a terminal only, and only between plans (never while a sample runs)."""
-    if options.quiet or options.json or not sys.stderr.isatty():
-        return lambda _line: None
-    return lambda line: print(f"hspc-gen: {line}", file=sys.stderr, flush=True)
-
-
-THREADS_FILE = "hspc-threads.json"
-
-
-@dataclass(frozen=True)
-class ThreadsOptions:
-    target: Path
-    sweep: bool
-    result: Path | None  # an hspc-result.json whose winner to use; else the estimate
-    out: Path | None
-    cache: Path | None
-    json: bool
-
-
-def run_threads(options: ThreadsOptions) -> int:
-    """`hspc-gen threads`: the thread-count recommendation alone, and with --sweep the ground
-    truth it is checked against, measured in the same interleaved rounds."""
-    target = load_target(options.target)
-    host = read_host()
-    winner = winner_of(options.result) if options.result else estimated_params(target, host, {})
-    toolchain = session.toolchain_for(target, host, options.cache)
-    try:
-        bench = thread_session.prepare(target, host, winner, toolchain)
-        advice = thread_session.recommend_threads(target, bench)
-        curve: tuple[thread_session.SweepPoint, ...] = ()
-        if options.sweep:
-            max_groups = thread_session.default_max_groups(host)
-            curve = thread_session.sweep(bench, advice.config(), max_groups)
-    except MeasureError as err:
-        print(f"hspc-gen: {err}", file=sys.stderr)
-        return 1
-    document = threads_report.document(target, host, winner, bench, advice, curve=curve)
-    folder = options.out or target.output.report
-    write_atomic(folder / THREADS_FILE, json_text(document))
-    text = json_text(document) if options.json else threads_report.render(document)
-    sys.stdout.write(text)
-    return 0
+def threads(
+    target_path: Path, sweep: bool, result: Path | None, out: Path | None, cache: Path | None
+) -> ThreadsReport:
+    """`hspc-gen threads`: the recommendation for a channel (an earlier result's winner, else the
+    estimate), with --sweep the measured curve it is checked against; hspc-threads.json."""
+    target, host = load_target(target_path), read_host()
+    channel = wiring.winner_of(result) if result else wiring.estimated_params(target, host, {})
+    inputs = wiring.thread_inputs(target, host)
+    store, toolchain = wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
+    if sweep:
+        advice, curve = sweep_threads(channel, inputs, toolchain, store)
+    else:
+        advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
+    report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
+    folder = out or target.output.report
+    write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
+    return report

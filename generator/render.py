@@ -17,6 +17,7 @@ import jinja2
 
 from hspc_gen import __version__
 from hspc_gen.model import ChannelParams
+from hspc_gen.model.threads import ThreadAdvice
 
 # The runtime headers that make up a generated header; their local includes decide the order.
 RUNTIME_ROOTS = ("hspc/affinity.hpp", "hspc/channel.hpp", "hspc/fanout.hpp")
@@ -43,22 +44,6 @@ class Provenance:
     fingerprint: str
     host_summary: str
     measured: tuple[str, ...]  # lines of measured figures; empty for --effort estimate
-
-
-@dataclass(frozen=True)
-class ThreadAdvice:
-    """The thread-count recommendation, as the header's documented constants."""
-
-    producers: int
-    consumers_per_producer: int
-    producer_cpus: tuple[int, ...]
-    consumer_cpus: tuple[int, ...]
-    pinned: bool
-    how: str  # one line: measured (and how the search stopped) or estimated
-
-    @property
-    def consumers(self) -> int:
-        return self.producers * self.consumers_per_producer
 
 
 @dataclass(frozen=True)

@@ -1,51 +1,44 @@
-"""What `hspc-gen compare` prints: each winner's rate and its paired ratio to the first."""
+"""What `hspc-gen compare` prints: each winner's rate and its paired speed relative to the first."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hspc_gen.search.compare import Comparison
+from hspc_gen.model import Figure
+from hspc_gen.model.result import Comparison
 
 
 def to_json(comparison: Comparison) -> dict[str, Any]:
-    summaries = comparison.evaluation.step.decision.summaries
-    rows = []
-    for label, candidate in zip(
-        comparison.labels, comparison.evaluation.step.batch.candidates, strict=True
-    ):
-        summary = summaries.get(candidate.id)
-        ratio = comparison.ratios[label]
-        rows.append(
-            {
-                "result": label,
-                "params": candidate.params.as_dict(),
-                "events_per_second": None
-                if summary is None
-                else {
-                    "median": summary.median,
-                    "ci95": [summary.ci95_low, summary.ci95_high],
-                    "n": summary.n,
-                },
-                # The first result's cost over this one's: above 1, this one is faster.
-                "speed_vs_first": None
-                if ratio.n == 0
-                else {"median": 1 / ratio.ratio, "ci95": [1 / ratio.ci_high, 1 / ratio.ci_low]},
-            }
-        )
-    return {"rounds": comparison.evaluation.race.rounds, "results": rows}
+    rows = [
+        {
+            "result": row.label,
+            "params": row.params.as_dict(),
+            "events_per_second": None if row.rate is None else _interval(row.rate, with_n=True),
+            # The first result's cost over this one's: above 1, this one is faster.
+            "speed_vs_first": None if row.speed_vs_first is None else _interval(row.speed_vs_first),
+        }
+        for row in comparison.results
+    ]
+    return {"rounds": comparison.rounds, "results": rows}
+
+
+def _interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"median": figure.median, "ci95": [figure.ci95_low, figure.ci95_high]}
+    if with_n:
+        out["n"] = figure.n
+    return out
 
 
 def render(comparison: Comparison) -> str:
     lines = ["| result | events/s (median, 95% CI) | speed vs the first (paired, 95% CI) |"]
     lines.append("|---|---|---|")
-    for row in to_json(comparison)["results"]:
-        rate, speed = row["events_per_second"], row["speed_vs_first"]
-        rate_text = "—" if rate is None else _interval(rate, "{:.4g}")
-        speed_text = "—" if speed is None else _interval(speed, "{:.3f}")
-        lines.append(f"| {row['result']} | {rate_text} | {speed_text} |")
+    for row in comparison.results:
+        rate = "—" if row.rate is None else _text(row.rate, "{:.4g}")
+        speed = "—" if row.speed_vs_first is None else _text(row.speed_vs_first, "{:.3f}")
+        lines.append(f"| {row.label} | {rate} | {speed} |")
     return "\n".join(lines) + "\n"
 
 
-def _interval(figure: dict[str, Any], form: str) -> str:
-    low, high = figure["ci95"]
-    return f"{form.format(figure['median'])} [{form.format(low)}, {form.format(high)}]"
+def _text(figure: Figure, form: str) -> str:
+    low, high = form.format(figure.ci95_low), form.format(figure.ci95_high)
+    return f"{form.format(figure.median)} [{low}, {high}]"

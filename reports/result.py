@@ -1,204 +1,148 @@
-"""hspc-result.json: what was chosen, how it was measured, and on which host."""
+"""hspc-result.json: what was chosen, how it was measured, and on which host, from the typed
+result (`model.result.TuneResult`). Numbers are rounded to 6 significant digits here, for
+people; nothing is computed."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
-from hspc_gen import __version__
-from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Effort, Objective, Status
-from hspc_gen.search import stats
-from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records import BASELINE_ARMS
-from hspc_gen.search.session import Tuned
-from hspc_gen.target import Target
+from hspc_gen.model import Figure, Status, Summary
+from hspc_gen.model.result import CandidateResult, RunInfo, SearchResult, Step, TuneResult
+from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.reports.threads import advice_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: decisions name exclusions by status only; a failed thread search gives its status."""
 
 
-def _common(target: Target, host: Host, effort: Effort, elapsed: float) -> dict[str, Any]:
+def document(result: TuneResult) -> dict[str, Any]:
+    """The whole hspc-result.json."""
+    out = _common(result.run)
+    search = result.search
+    if search is None:
+        out.update(
+            winner={"params": result.winner.as_dict(), "events_per_second": None},
+            baselines=None,
+            efficiency=None,
+            candidates=[],
+            seed=None,
+            recommendation=None,
+        )
+        return out
+    out.update(_searched(search, result.winner.as_dict()))
+    out.update(
+        load_before=result.run.load_before,
+        busy=result.run.busy,
+        store_notes=list(result.run.store_notes),
+        recommendation=_recommendation(result.threads),
+    )
+    return out
+
+
+def _common(run: RunInfo) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "hspc-gen", "version": __version__},
+        "tool": {"name": "hspc-gen", "version": run.tool_version},
         "target": {
-            "name": target.name,
-            "event_bytes": target.event.size,
-            "objective": str(target.objective),
+            "name": run.target,
+            "event_bytes": run.event_bytes,
+            "objective": str(run.objective),
         },
-        "effort": str(effort),
-        "budget_seconds": target.budget,
-        "elapsed_seconds": round(elapsed, 3),
-        "host": host.to_json(),
-        "fingerprint": host.fingerprint,
+        "effort": str(run.effort),
+        "budget_seconds": run.budget_seconds,
+        "elapsed_seconds": round(run.elapsed_seconds, 3),
+        "host": dict(run.host),
+        "fingerprint": run.fingerprint,
     }
 
 
-def estimate_result(
-    target: Target, host: Host, params: ChannelParams, effort: Effort, elapsed: float
-) -> dict[str, Any]:
-    """The result of `--effort estimate`: heuristics only, so every measured figure is null."""
-    document = _common(target, host, effort, elapsed)
-    document.update(
-        winner={"params": params.as_dict(), "events_per_second": None},
-        baselines=None,
-        efficiency=None,
-        candidates=[],
-        seed=None,
-        recommendation=None,
-    )
-    return document
+def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, Any]:
+    confirmed = search.confirmed
+    return {
+        "winner": {
+            "id": confirmed.winner_id if confirmed else None,
+            "params": params,
+            "spin_ns": search.spin_ns,
+            "events_per_second": rate(confirmed.rate) if confirmed else None,
+            "latency_ns": figure(confirmed.latency_ns) if confirmed else None,
+        },
+        "baselines": {
+            name: {"events_per_second": rate(summary)}
+            for name, summary in (confirmed.baselines.items() if confirmed else ())
+        },
+        "efficiency": figure(confirmed.efficiency) if confirmed else None,
+        "confirmation": step(confirmed.decision) if confirmed else None,
+        "decisions": [step(s) for s in search.trail],
+        "candidates": [_candidate(c) for c in search.candidates],
+        "failures": [{"id": arm, "status": str(status)} for arm, status in search.failures],
+        "budget_exhausted": search.budget_exhausted,
+        "measured_plans": search.measured_plans,
+        "cached_plans": search.cached_plans,
+        "oversubscribed": search.oversubscribed,
+        "seed": search.seed,
+    }
 
 
-def _number(x: float) -> float | None:
-    return None if math.isnan(x) or math.isinf(x) else float(f"{x:.6g}")
+def number(x: float | None) -> float | None:
+    if x is None or math.isnan(x) or math.isinf(x):
+        return None
+    return float(f"{x:.6g}")
 
 
-def _rate(summary: stats.Summary | None) -> dict[str, Any] | None:
-    if summary is None or summary.n == 0:
+def rate(summary: Summary | None) -> dict[str, Any] | None:
+    if summary is None:
         return None
     return {
-        "median": _number(summary.median),
-        "ci95": [_number(summary.ci95_low), _number(summary.ci95_high)],
-        "iqr": _number(summary.iqr),
+        "median": number(summary.median),
+        "ci95": [number(summary.ci95_low), number(summary.ci95_high)],
+        "iqr": number(summary.iqr),
         "n": summary.n,
-        "preempted_fraction": _number(summary.preempted_fraction),
+        "preempted_fraction": number(summary.preempted_fraction),
     }
 
 
-def _figure(figure: stats.Figure) -> dict[str, Any] | None:
-    if figure.n == 0:
+def figure(value: Figure | None) -> dict[str, Any] | None:
+    if value is None:
         return None
-    low, high = _number(figure.ci95_low), _number(figure.ci95_high)
-    return {"median": _number(figure.median), "ci95": [low, high], "n": figure.n}
+    low, high = number(value.ci95_low), number(value.ci95_high)
+    return {"median": number(value.median), "ci95": [low, high], "n": value.n}
 
 
-def _status_of(arm: str, evaluation: Evaluation) -> str:
-    """A failure the run reported, else why the decision left the arm out, else its race's."""
-    failed = evaluation.race.arm_status.get(arm)
-    if failed is not None and failed is not Status.ok:
-        return str(failed)
-    excluded = evaluation.step.decision.excluded.get(arm)
-    if excluded is not None:
-        return str(excluded)
-    return str(Status.ok if arm in evaluation.step.decision.summaries else evaluation.race.status)
+def step(decision: Step) -> dict[str, Any]:
+    return {
+        "stage": decision.stage,
+        "step": decision.step,
+        "winner": decision.winner,
+        "ties": list(decision.ties),
+        "noise_floor": number(decision.noise_floor),
+        "margin": number(decision.margin),
+        "precision": number(decision.precision),
+        "rounds": decision.rounds,
+        "excluded": _statuses(decision.excluded.items()),
+    }
 
 
-def _candidates(evaluations: tuple[Evaluation, ...]) -> list[dict[str, Any]]:
-    rows = []
-    for evaluation in evaluations:
-        batch, decision = evaluation.step.batch, evaluation.step.decision
-        for c in batch.candidates:
-            status = _status_of(c.id, evaluation)
-            rows.append(
-                {
-                    "id": c.id,
-                    "stage": batch.stage,
-                    "step": batch.step,
-                    "params": c.params.as_dict(),
-                    "status": status,
-                    "dropped_after_round": evaluation.race.dropped.get(c.id),
-                    "won_step": c.id == decision.winner,
-                    "events_per_second": _rate(decision.summaries.get(c.id)),
-                }
-            )
-    return rows
+def _statuses(pairs: Iterable[tuple[str, Status]]) -> dict[str, str]:
+    return {arm: str(status) for arm, status in pairs}
 
 
-def _decisions(evaluations: tuple[Evaluation, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "stage": e.step.batch.stage,
-            "step": e.step.batch.step,
-            "winner": e.step.decision.winner,
-            "ties": list(e.step.decision.ties),
-            "noise_floor": _number(e.step.decision.noise_floor),
-            "margin": _number(e.step.decision.delta),
-            "precision": _number(e.step.decision.precision),
-            "rounds": e.race.rounds,
-            "excluded": {arm: str(s) for arm, s in e.step.decision.excluded.items()},
-        }
-        for e in evaluations
-    ]
+def _candidate(c: CandidateResult) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "stage": c.stage,
+        "step": c.step,
+        "params": c.params.as_dict(),
+        "status": str(c.status),
+        "dropped_after_round": c.dropped_after_round,
+        "won_step": c.won_step,
+        "events_per_second": rate(c.rate),
+    }
 
 
-def tuned_result(target: Target, host: Host, tuned: Tuned, elapsed: float) -> dict[str, Any]:
-    document = _common(target, host, tuned.settings.effort, elapsed)
-    confirmation = tuned.confirmation
-    summaries = confirmation.step.decision.summaries if confirmation else {}
-    winner_id = next(
-        (
-            c.id
-            for c in (confirmation.step.batch.candidates if confirmation else ())
-            if c.params == tuned.winner
-        ),
-        None,
-    )
-    samples = stats.group_by_arm(confirmation.race.samples) if confirmation else {}
-    latency = target.objective is Objective.latency
-    ratio = stats.efficiency(samples, winner_id) if winner_id and not latency else None
-    document.update(
-        winner={
-            "id": winner_id,
-            "params": tuned.winner.as_dict(),
-            "spin_ns": tuned.spin_ns,
-            "events_per_second": _rate(summaries.get(winner_id)) if winner_id else None,
-            "latency_ns": _figure(stats.latency(samples.get(winner_id or "", ())))
-            if latency
-            else None,
-        },
-        baselines={
-            b: {"events_per_second": _rate(summaries.get(b))}
-            for b in BASELINE_ARMS
-            if b in summaries
-        },
-        efficiency=None if ratio is None else _figure(ratio),
-        confirmation=_decisions((confirmation,))[0] if confirmation else None,
-        decisions=_decisions(tuned.outcome.evaluations),
-        candidates=_candidates(tuned.outcome.evaluations),
-        failures=[{"id": i, "status": s} for i, s in tuned.outcome.failures],
-        budget_exhausted=tuned.outcome.budget_exhausted,
-        measured_plans=tuned.outcome.measured_plans,
-        cached_plans=tuned.outcome.cached_plans,
-        load_before=tuned.load_before,
-        busy=tuned.busy,
-        oversubscribed=tuned.settings.oversubscribed,
-        seed=tuned.settings.seed,
-        recommendation=tuned.recommendation,
-    )
-    return document
-
-
-def measured_lines(document: dict[str, Any]) -> tuple[str, ...]:
-    """The header banner's figures, from the result's confirmation figures only (never elapsed
-    times), so a re-run replaying the same records writes the same bytes."""
-    winner = document["winner"]
-    confirmation = document.get("confirmation")
-    if winner["events_per_second"] is None or confirmation is None:
-        return ("nothing measured within the budget: parameters from host heuristics",)
-    lines = [f"throughput: {_figure_text(winner['events_per_second'], '{:.4g}')} events/s"]
-    if winner.get("latency_ns"):
-        lines.append(
-            f"latency (paced, push to pop): {_figure_text(winner['latency_ns'], '{:.0f}')} ns"
-        )
-    for base in ("producer_alone", "consumer_alone"):
-        figure = (document["baselines"].get(base) or {}).get("events_per_second")
-        if figure:
-            lines.append(f"{base}: {figure['median']:.4g} events/s")
-    if document.get("efficiency"):
-        lines.append(
-            f"efficiency: {_figure_text(document['efficiency'], '{:.3f}')}"
-            " (1.0 = the slower side alone)"
-        )
-    lines.append(
-        f"decision margin: {confirmation['margin']:.1%} over {confirmation['rounds']} paired rounds"
-    )
-    return tuple(lines)
-
-
-def _figure_text(figure: dict[str, Any], form: str) -> str:
-    low, high = figure["ci95"]
-    n = figure.get("n")
-    return (
-        f"{form.format(figure['median'])} (95% CI {form.format(low)} to {form.format(high)}, n={n})"
-    )
+def _recommendation(advice: ThreadAdvice | ThreadFailure) -> dict[str, Any] | None:
+    """The measured thread advice, the reason it could not be measured, or None (estimated)."""
+    if isinstance(advice, ThreadFailure):
+        return {"status": str(advice.status), "error": advice.error}
+    return advice_json(advice) if advice.measured else None

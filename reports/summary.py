@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import math
+
+from hspc_gen.model import Figure
+from hspc_gen.model.result import SearchResult, TuneResult
+from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 
 
 def _si(value: float) -> str:
@@ -12,108 +16,106 @@ def _si(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _rate(figure: dict[str, Any] | None) -> str:
-    if not figure or figure.get("median") is None:
+def _rate(figure: Figure | None) -> str:
+    if figure is None:
         return "not measured"
-    low, high = figure["ci95"]
-    median = _si(figure["median"])
-    return f"{median} events/s (95% CI {_si(low)} to {_si(high)}, n={figure['n']})"
+    low, high = _si(figure.ci95_low), _si(figure.ci95_high)
+    return f"{_si(figure.median)} events/s (95% CI {low} to {high}, n={figure.n})"
 
 
-def _params(document: dict[str, Any]) -> list[str]:
+def _params(result: TuneResult) -> list[str]:
     return [
         "| parameter | value |",
         "|---|---|",
-        *(f"| {name} | {value} |" for name, value in document["winner"]["params"].items()),
+        *(f"| {name} | {value} |" for name, value in result.winner.as_dict().items()),
     ]
 
 
-def _measured(document: dict[str, Any]) -> list[str]:
-    lines = [f"- channel: {_rate(document['winner']['events_per_second'])}"]
-    latency = document["winner"].get("latency_ns")
-    if latency:
-        low, high = latency["ci95"]
+def _measured(search: SearchResult) -> list[str]:
+    confirmed = search.confirmed
+    if confirmed is None:
+        return ["- channel: not measured"]
+    lines = [f"- channel: {_rate(confirmed.rate)}"]
+    latency = confirmed.latency_ns
+    if latency is not None:
         lines.append(
-            f"- latency, push to pop (paced): {latency['median']:.0f} ns "
-            f"(95% CI {low:.0f} to {high:.0f}, n={latency['n']})"
+            f"- latency, push to pop (paced): {latency.median:.0f} ns "
+            f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
-    for name, figure in sorted((document.get("baselines") or {}).items()):
-        lines.append(f"- {name}: {_rate(figure['events_per_second'])}")
-    efficiency = document.get("efficiency")
-    if efficiency:
-        low, high = efficiency["ci95"]
+    for name, summary in sorted(confirmed.baselines.items()):
+        lines.append(f"- {name}: {_rate(summary)}")
+    efficiency = confirmed.efficiency
+    if efficiency is not None:
         lines.append(
-            f"- efficiency: {efficiency['median']:.3f} (95% CI {low:.3f} to {high:.3f}); "
+            f"- efficiency: {efficiency.median:.3f} (95% CI {efficiency.ci95_low:.3f} to "
+            f"{efficiency.ci95_high:.3f}); "
             "1.0 = as fast as the slower of producer and consumer alone"
         )
     return lines
 
 
-def _trail(document: dict[str, Any]) -> list[str]:
+def _trail(search: SearchResult) -> list[str]:
     lines = ["| stage | step | rounds | margin | winner |", "|---|---|---|---|---|"]
-    for step in document.get("decisions", []):
-        margin = "—" if step["margin"] is None else f"{step['margin']:.1%}"
+    for step in search.trail:
+        margin = f"{step.margin:.1%}" if math.isfinite(step.margin) else "—"
         lines.append(
-            f"| {step['stage']} | {step['step']} | {step['rounds']} | {margin} | "
-            f"{step['winner'] or 'none'} |"
+            f"| {step.stage} | {step.step} | {step.rounds} | {margin} | {step.winner or 'none'} |"
         )
     return lines
 
 
-def _threads(document: dict[str, Any]) -> list[str]:
-    rec = document.get("recommendation")
-    if not rec:
+def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
+    if isinstance(advice, ThreadFailure):
+        return ["", f"Threads: not measured ({advice.status}); the header's advice is estimated."]
+    if advice.evidence is None:
         return []
-    if "producers" not in rec:
-        why = rec.get("error", "failed")
-        return ["", f"Threads: not measured ({why}); the header's advice is estimated."]
-    evidence = rec.get("evidence") or {}
     return [
         "",
-        f"Threads: {rec['producers']} producer(s), {rec['consumers']} consumer(s) "
-        f"({rec['consumers_per_producer']} per producer), placement {rec['placement']}"
-        f"{', pinned' if rec['pinned'] else ', not pinned'}; taskset -c {rec['taskset']}; "
-        f"the search stopped at: {evidence.get('termination', 'unknown')}.",
+        f"Threads: {advice.producers} producer(s), {advice.consumers} consumer(s) "
+        f"({advice.consumers_per_producer} per producer), placement {advice.placement}"
+        f"{', pinned' if advice.pinned else ', not pinned'}; taskset -c {advice.taskset}; "
+        f"the search stopped at: {advice.evidence.termination}.",
     ]
 
 
-def _notes(document: dict[str, Any]) -> list[str]:
+def _notes(result: TuneResult, search: SearchResult) -> list[str]:
     notes = []
-    if document.get("budget_exhausted"):
+    if search.budget_exhausted:
         notes.append("The budget ran out: the result is the best finished so far.")
-    if document.get("busy"):
+    if result.run.busy:
         notes.append(
-            f"The machine was busy (load {document['load_before']:.2f}): comparisons were "
+            f"The machine was busy (load {result.run.load_before:.2f}): comparisons were "
             "less precise than on a quiet machine."
         )
-    for failure in document.get("failures", []):
-        notes.append(f"Candidate {failure['id']}: {failure['status']} (recorded, skipped).")
-    cached = document.get("cached_plans", 0)
-    if cached:
+    for arm, status in search.failures:
+        notes.append(f"Candidate {arm}: {status} (recorded, skipped).")
+    if search.cached_plans:
         notes.append(
-            f"{cached} plan(s) replayed from the record store, "
-            f"{document['measured_plans']} measured."
+            f"{search.cached_plans} plan(s) replayed from the record store, "
+            f"{search.measured_plans} measured."
         )
+    notes.extend(result.run.store_notes)
     return notes
 
 
-def render(document: dict[str, Any]) -> str:
-    target = document["target"]
+def render(result: TuneResult) -> str:
+    run = result.run
     lines = [
-        f"# hspc-gen: {target['name']} ({document['effort']}, objective {target['objective']})",
+        f"# hspc-gen: {run.target} ({run.effort}, objective {run.objective})",
         "",
-        f"Host: {document['host']['model_name']}, fingerprint `{document['fingerprint']}`",
+        f"Host: {run.host_model}, fingerprint `{run.fingerprint}`",
         "",
-        *_params(document),
+        *_params(result),
         "",
     ]
-    if document["winner"]["events_per_second"] is None and not document.get("decisions"):
+    search = result.search
+    if search is None:
         lines.append("Not measured: parameters come from the host heuristics (--effort estimate).")
     else:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
-        lines += [*_measured(document), "", *_trail(document)]
-    lines += _threads(document)
-    notes = _notes(document)
+        lines += [*_measured(search), "", *_trail(search)]
+    lines += _threads(result.threads)
+    notes = _notes(result, search) if search is not None else []
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     lines.append("")

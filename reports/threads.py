@@ -1,93 +1,177 @@
-"""hspc-threads.json and its Markdown: the thread-count recommendation, its evidence, and with
---sweep the measured curve it is checked against."""
+"""The thread advice as JSON (hspc-result.json's `recommendation`, hspc-threads.json) and the
+Markdown of `hspc-gen threads`, from the model's typed values."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams
-from hspc_gen.search.threads.recommend import Recommendation
-from hspc_gen.search.threads.session import Bench, SweepPoint, advice_json
-from hspc_gen.target import Target
+from hspc_gen.model.threads import (
+    Capacity,
+    CurvePoint,
+    PlacementTrial,
+    ThreadAdvice,
+    ThreadEvidence,
+    ThreadFailure,
+    ThreadsReport,
+)
 
 
 def _n(x: float) -> float | None:
-    return None if math.isnan(x) else float(f"{x:.6g}")
+    return None if math.isnan(x) else float(f"{x:.4g}")
 
 
-def _sweep_json(curve: tuple[SweepPoint, ...]) -> dict[str, Any] | None:
-    if not curve:
+def _capacity(c: Capacity) -> dict[str, Any]:
+    return {
+        "cpus": c.cpus,
+        "cores": c.cores,
+        "threads_per_core": c.threads_per_core,
+        "packages": c.packages,
+        "llc_groups": c.llc_groups,
+        "cpu_quota": c.cpu_quota,
+        "core_equivalents": round(c.core_equivalents, 3),
+        "virtual": c.virtual,
+    }
+
+
+def _point(p: CurvePoint) -> dict[str, Any]:
+    return {
+        "producers": p.producers,
+        "consumers": p.consumers,
+        "threads": p.threads,
+        "placement": p.placement,
+        "events_per_s": _n(p.events_per_s),
+        "ci95": [_n(p.ci95_low), _n(p.ci95_high)],
+        "samples": p.samples,
+        "cpu_utilisation": _n(p.cpu_utilisation),
+        "voluntary_switches_per_s": _n(p.voluntary_switches_per_s),
+        "migrations_per_s": _n(p.migrations_per_s),
+        "wait_fraction": _n(p.wait_fraction),
+    }
+
+
+def _trial(t: PlacementTrial) -> dict[str, Any]:
+    return {
+        "placement": t.placement,
+        "cpus": {"producers": list(t.producer_cpus), "consumers": list(t.consumer_cpus)},
+        "gain_over_unpinned": round(t.gain, 4),
+        "ci95": [round(t.low, 4), round(t.high, 4)],
+    }
+
+
+def _evidence(e: ThreadEvidence) -> dict[str, Any]:
+    return {
+        "capacity": _capacity(e.capacity),
+        "estimate": {
+            "producers": e.estimate.producers,
+            "consumers_per_producer": e.estimate.consumers_per_producer,
+            "threads": e.estimate.threads,
+        },
+        "tolerance": e.tolerance,
+        "margin": e.margin,
+        "termination": e.termination,
+        "curve": [_point(p) for p in e.curve],
+        "placements": [_trial(t) for t in e.placements],
+        "rounds": e.rounds,
+    }
+
+
+def advice_json(advice: ThreadAdvice) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "producers": advice.producers,
+        "consumers": advice.consumers,
+        "consumers_per_producer": advice.consumers_per_producer,
+        "cpus": {"producers": list(advice.producer_cpus), "consumers": list(advice.consumer_cpus)},
+        "pinned": advice.pinned,
+        "placement": advice.placement,
+        "taskset": advice.taskset,
+        "omp_places": advice.omp_places,
+        "evidence": None if advice.evidence is None else _evidence(advice.evidence),
+    }
+    if advice.work_ns is not None:
+        producer, consumer = advice.work_ns
+        out["work_ns_per_event"] = {"producer": producer, "consumer": consumer}
+    return out
+
+
+def _sweep(report: ThreadsReport) -> dict[str, Any] | None:
+    if not report.sweep:
         return None
-    best = max(curve, key=lambda p: p.events_per_s.median)
-    picked = next((p for p in curve if p.recommended), None)
-    share = None if picked is None else picked.events_per_s.median / best.events_per_s.median
+    best = max(report.sweep, key=lambda p: p.rate.median)
+    picked = next((p for p in report.sweep if p.recommended), None)
+    share = None if picked is None else picked.rate.median / best.rate.median
     return {
         "points": [
             {
-                "producers": p.config.producers,
-                "consumers": p.config.consumers,
-                "pinned": p.config.pinned,
+                "producers": p.producers,
+                "consumers": p.consumers,
+                "pinned": p.pinned,
                 "recommended": p.recommended,
                 "events_per_second": {
-                    "median": _n(p.events_per_s.median),
-                    "ci95": [_n(p.events_per_s.ci95_low), _n(p.events_per_s.ci95_high)],
-                    "n": p.events_per_s.n,
+                    "median": _n6(p.rate.median),
+                    "ci95": [_n6(p.rate.ci95_low), _n6(p.rate.ci95_high)],
+                    "n": p.rate.n,
                 },
             }
-            for p in curve
+            for p in report.sweep
         ],
-        "best": {"producers": best.config.producers, "consumers": best.config.consumers},
-        "recommended_share_of_best": None if share is None else _n(share),
+        "best": {"producers": best.producers, "consumers": best.consumers},
+        "recommended_share_of_best": None if share is None else _n6(share),
     }
 
 
-def document(
-    target: Target,
-    host: Host,
-    winner: ChannelParams,
-    bench: Bench,
-    advice: Recommendation,
-    *,
-    curve: tuple[SweepPoint, ...],
-) -> dict[str, Any]:
+def _n6(x: float) -> float | None:
+    return None if math.isnan(x) else float(f"{x:.6g}")
+
+
+def document(report: ThreadsReport) -> dict[str, Any]:
+    """hspc-threads.json."""
+    advice = report.advice
     return {
-        "target": target.name,
-        "fingerprint": host.fingerprint,
-        "channel": winner.as_dict(),
-        "recommendation": advice_json(advice, bench),
-        "sweep": _sweep_json(curve),
+        "target": report.target,
+        "fingerprint": report.fingerprint,
+        "channel": report.channel.as_dict(),
+        "recommendation": {"status": str(advice.status), "error": advice.error}
+        if isinstance(advice, ThreadFailure)
+        else advice_json(advice),
+        "sweep": _sweep(report),
     }
 
 
-def render(doc: dict[str, Any]) -> str:
-    rec = doc["recommendation"]
-    lines = [
-        f"# hspc-gen threads: {doc['target']}",
-        "",
-        f"- producers: {rec['producers']}, consumers: {rec['consumers']} "
-        f"({rec['consumers_per_producer']} per producer)",
-        f"- placement: {rec['placement']}{' (pinned)' if rec['pinned'] else ''}; "
-        f"taskset -c {rec['taskset']}; OMP_PLACES={rec['omp_places']}",
-        f"- search stopped by: {rec['evidence'].get('termination', '?')}",
+def render(report: ThreadsReport) -> str:
+    advice = report.advice
+    lines = [f"# hspc-gen threads: {report.target}", ""]
+    if isinstance(advice, ThreadFailure):
+        return "\n".join([*lines, f"Not measured ({advice.status}): {advice.error}", ""])
+    termination = advice.evidence.termination if advice.evidence else "?"
+    lines += [
+        f"- producers: {advice.producers}, consumers: {advice.consumers} "
+        f"({advice.consumers_per_producer} per producer)",
+        f"- placement: {advice.placement}{' (pinned)' if advice.pinned else ''}; "
+        f"taskset -c {advice.taskset}; OMP_PLACES={advice.omp_places}",
+        f"- search stopped by: {termination}",
     ]
-    sweep = doc.get("sweep")
-    if sweep:
-        lines += [
-            "",
-            "| producers | consumers | events/s (median, 95% CI) | |",
-            "|---|---|---|---|",
-        ]
-        for p in sweep["points"]:
-            rate = p["events_per_second"]
-            low, high = rate["ci95"]
-            mark = "recommended" if p["recommended"] else ""
-            lines.append(
-                f"| {p['producers']} | {p['consumers']} | {rate['median']:.4g} "
-                f"[{low:.4g}, {high:.4g}] | {mark} |"
-            )
-        share = sweep["recommended_share_of_best"]
-        if share is not None:
-            lines.append(f"\nThe recommendation reaches {share:.1%} of the best measured point.")
+    lines += _sweep_lines(report)
     return "\n".join(lines) + "\n"
+
+
+def _sweep_lines(report: ThreadsReport) -> list[str]:
+    if not report.sweep:
+        return []
+    lines = [
+        "",
+        "| producers | consumers | events/s (median, 95% CI) | |",
+        "|---|---|---|---|",
+    ]
+    for p in report.sweep:
+        mark = "recommended" if p.recommended else ""
+        lines.append(
+            f"| {p.producers} | {p.consumers} | {p.rate.median:.4g} "
+            f"[{p.rate.ci95_low:.4g}, {p.rate.ci95_high:.4g}] | {mark} |"
+        )
+    best = max(p.rate.median for p in report.sweep)
+    picked = next((p for p in report.sweep if p.recommended), None)
+    if picked is not None:
+        share = picked.rate.median / best
+        lines.append(f"\nThe recommendation reaches {share:.1%} of the best measured point.")
+    return lines

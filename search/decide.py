@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hspc_gen.model import ChannelParams, Objective, Status
+from hspc_gen.model import ChannelParams, Objective, Status, Summary
 from hspc_gen.search import stats
 from hspc_gen.search.records import AA_PREFIX, Sample
 
@@ -71,7 +71,7 @@ class Decision:
     precision: float
     """The difference this decision could resolve: max(δ, the median interval half-width)."""
     excluded: Mapping[str, Status] = field(default_factory=dict)
-    summaries: Mapping[str, stats.Summary] = field(default_factory=dict)
+    summaries: Mapping[str, Summary] = field(default_factory=dict)
     best_measured: str | None = None
 
 

@@ -24,7 +24,15 @@ from hspc_gen.search.decide import (
     noise_floor,
     pick_winner,
 )
-from hspc_gen.search.records import Candidate, Plan, Runner, Sample, aa_arm, make_plan
+from hspc_gen.search.records import (
+    Candidate,
+    Plan,
+    Runner,
+    RunResult,
+    Sample,
+    aa_arm,
+    make_plan,
+)
 from hspc_gen.search.strategies.base import Batch, StepResult
 
 
@@ -85,6 +93,28 @@ def losers(
 
 
 @dataclass(frozen=True)
+class PlanCounts:
+    """How the plans of a search were answered: measured now, replayed from the records; and
+    whether the budget stopped one (a cut, recorded so that a replay stops there too)."""
+
+    measured: int = 0
+    replayed: int = 0
+    cut: bool = False
+
+    @classmethod
+    def of(cls, result: RunResult) -> PlanCounts:
+        cut = result.status is Status.skipped
+        if result.replayed:
+            return cls(0, 0 if cut else 1, cut)
+        return cls(0 if cut else 1, 0, cut)
+
+    def __add__(self, other: PlanCounts) -> PlanCounts:
+        return PlanCounts(
+            self.measured + other.measured, self.replayed + other.replayed, self.cut or other.cut
+        )
+
+
+@dataclass(frozen=True)
 class RaceResult:
     """All samples of a raced batch, which arms were dropped (arm -> last round it ran), why it
     stopped, and the per-arm failures the runner reported."""
@@ -96,6 +126,7 @@ class RaceResult:
     arm_status: Mapping[str, Status] = field(default_factory=dict)
     plans: tuple[Plan, ...] = ()
     log: str = ""
+    counts: PlanCounts = PlanCounts()
 
 
 @dataclass(frozen=True)
@@ -124,6 +155,7 @@ def race(
     dropped: dict[str, int] = {}
     arm_status: dict[str, Status] = {}
     plans: list[Plan] = []
+    counts = PlanCounts()
     first = 0
     while first < settings.rounds and (len(live) > 1 or not settings.drop):
         plan = make_plan(
@@ -138,6 +170,7 @@ def race(
         )
         plans.append(plan)
         result = run(plan)
+        counts += PlanCounts.of(result)
         samples.extend(result.samples)
         arm_status.update(result.arm_status)
         if result.status is Status.skipped and samples:
@@ -145,7 +178,14 @@ def race(
         first += plan.rounds
         if result.status is not Status.ok:
             return RaceResult(
-                tuple(samples), result.status, first, dropped, arm_status, tuple(plans), result.log
+                tuple(samples),
+                result.status,
+                first,
+                dropped,
+                arm_status,
+                tuple(plans),
+                result.log,
+                counts,
             )
         if not settings.drop:
             continue
@@ -154,7 +194,9 @@ def race(
         live = [a for a in live if a not in gone]
         if _settled(samples, live, incumbent, settings.objective):
             break
-    return RaceResult(tuple(samples), Status.ok, first, dropped, arm_status, tuple(plans))
+    return RaceResult(
+        tuple(samples), Status.ok, first, dropped, arm_status, tuple(plans), counts=counts
+    )
 
 
 def _settled(
@@ -194,10 +236,12 @@ def _drop(
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A batch raced and decided: the strategy's history entry and the samples behind it."""
+    """A batch raced and decided: the strategy's history entry, the samples behind it, and how
+    its plans (the sizing probe's too) were answered."""
 
     step: StepResult
     race: RaceResult
+    counts: PlanCounts = PlanCounts()
 
 
 def evaluate_batch(
@@ -221,7 +265,7 @@ def evaluate_batch(
         candidates={c.id: c.params for c in batch.candidates},
         statuses=_statuses(batch, raced),
     )
-    return Evaluation(StepResult(batch, decision), raced)
+    return Evaluation(StepResult(batch, decision), raced, raced.counts)
 
 
 def _statuses(batch: Batch, raced: RaceResult) -> dict[str, Status]:

@@ -2,6 +2,8 @@
 
 Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`), because the
 same objects are written to the record store, replayed by the fake runner and shown in reports.
+The store holds two kinds of line, each stamped with SCHEMA_VERSION: a `Record` (the samples of
+one arm from one plan) and a `Cut` (where the budget stopped a run).
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ BASELINE_ARMS: tuple[str, ...] = (
     "upper_bound",
 )
 """Reference programs timed alongside the candidates (the paper's limit lines and ladder rungs)."""
+
+SCHEMA_VERSION = 2
+"""The record store's line format. Version 1 (lines without a version) keyed the work per event
+differently and kept budget cuts as fake arms: its lines are reported and measured again."""
 
 AA_PREFIX = "aa:"
 """An A/A arm is a second, independently timed copy of a candidate: `aa:<candidate id>`."""
@@ -59,6 +65,10 @@ class Sample:
     verified: bool
     latency_ns: float | None = None
     """Median hand-off latency within the sample, when the harness measured it."""
+    voluntary_switches: int = 0
+    """Voluntary context switches of every thread (the thread search's fan-out samples)."""
+    wait_ns: float = 0.0
+    """Time every thread spent waiting in the channel (the thread search's fan-out samples)."""
 
     @property
     def events_per_second(self) -> float:
@@ -91,6 +101,8 @@ class Sample:
             migrations=int(data["migrations"]),
             verified=bool(data["verified"]),
             latency_ns=None if latency is None else float(latency),
+            voluntary_switches=int(data.get("voluntary_switches", 0)),
+            wait_ns=float(data.get("wait_ns", 0.0)),
         )
 
 
@@ -232,6 +244,8 @@ class RunResult:
     log: str = ""
     arm_status: Mapping[str, Status] = dataclasses.field(default_factory=dict)
     """Per-arm failures within an otherwise finished run (e.g. one variant's wrong_answer)."""
+    replayed: bool = False
+    """True when the answer came from the record store (or a recorded cut), not a measurement."""
 
 
 Runner = Callable[[Plan], RunResult]
@@ -280,6 +294,8 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "kind": "samples",
+            "schema": SCHEMA_VERSION,
             "first_round": self.first_round,
             "key": self.key.to_dict(),
             "arm": self.arm,
@@ -305,6 +321,51 @@ class Record:
             log=str(data.get("log", "")),
             first_round=int(data.get("first_round", 0)),
         )
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Where the budget stopped a run: a whole batch left out (`plan` None), or one plan of a
+    batch not run (its seed and first round). `run` names the budget and effort it belongs to, so
+    the same command replays its own cuts exactly while a longer budget is not held to them."""
+
+    key: RecordKey
+    run: str
+    plan: tuple[int, int] | None = None
+
+    @classmethod
+    def of_plan(cls, key: RecordKey, run: str, plan: Plan) -> Cut:
+        return cls(key, run, (plan.seed, plan.first_round))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "cut",
+            "schema": SCHEMA_VERSION,
+            "key": self.key.to_dict(),
+            "run": self.run,
+            "plan": None if self.plan is None else list(self.plan),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Cut:
+        plan = data["plan"]
+        return cls(
+            RecordKey.from_dict(data["key"]),
+            str(data["run"]),
+            None if plan is None else (int(plan[0]), int(plan[1])),
+        )
+
+
+def entry_from_dict(data: Mapping[str, Any]) -> Record | Cut:
+    """One line of the record store; ValueError for a line of another format version."""
+    version = data.get("schema", 1)
+    if version != SCHEMA_VERSION:
+        raise ValueError(f"record format {version}, this hspc-gen reads {SCHEMA_VERSION}")
+    kinds: dict[str, Callable[[Mapping[str, Any]], Record | Cut]] = {
+        "samples": Record.from_dict,
+        "cut": Cut.from_dict,
+    }
+    return kinds[str(data["kind"])](data)
 
 
 _SAMPLE_COLUMNS = tuple(f.name for f in dataclasses.fields(Sample) if f.name != "arm")

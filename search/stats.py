@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as scipy_stats
 
+from hspc_gen.model import Figure, Summary
 from hspc_gen.search.records import Sample
 
 # --- Statistics policy (Google Benchmark style: named, documented, in one place) -----------------
@@ -177,31 +178,15 @@ def margin(noise_floor: float) -> float:
     return max(MARGIN_FLOOR, noise_floor)
 
 
-@dataclass(frozen=True)
-class Summary:
-    """Events per second of one arm, for reports: median, its interval, quartiles, count."""
-
-    median: float
-    ci95_low: float
-    ci95_high: float
-    q1: float
-    q3: float
-    n: int
-    preempted_fraction: float
-    """Share of samples in which either thread was involuntarily switched out."""
-
-    @property
-    def iqr(self) -> float:
-        return self.q3 - self.q1
-
-    @property
-    def unreliable(self) -> bool:
-        return self.n < MIN_ROUNDS or self.preempted_fraction > MAX_PREEMPTED_FRACTION
+def unreliable(summary: Summary) -> bool:
+    """Too few samples, or too many preempted, for the summary to be trusted."""
+    return summary.n < MIN_ROUNDS or summary.preempted_fraction > MAX_PREEMPTED_FRACTION
 
 
 def summarize(samples: Sequence[Sample]) -> Summary:
     if not samples:
-        return Summary(math.nan, math.nan, math.nan, math.nan, math.nan, 0, math.nan)
+        nan = math.nan
+        return Summary(nan, nan, nan, 0, q1=nan, q3=nan, preempted_fraction=nan)
     # Round order, so the bootstrap (and so the summary) does not depend on how samples arrive.
     ordered = sorted(samples, key=lambda s: (s.round, s.wall_ns))
     rate = np.array([s.events_per_second for s in ordered], dtype=float)
@@ -241,16 +226,6 @@ _ALONE = ("producer_alone", "consumer_alone")
 
 def _ns_per_event(s: Sample) -> float:
     return s.ns_per_event
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A reported figure: the median of per-round values and its bootstrap interval."""
-
-    median: float
-    ci95_low: float
-    ci95_high: float
-    n: int
 
 
 def efficiency(samples_by_arm: Mapping[str, Sequence[Sample]], arm: str) -> Figure:

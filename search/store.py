@@ -1,9 +1,11 @@
 """The append-only record store: one JSON Lines file per host fingerprint under a cache directory.
 
-Each line is one `Record`. Lines are only ever appended (flushed and fsynced), so a run killed
-mid-write leaves at most one partial last line, which loading skips. A record is reused only when
-its whole `RecordKey` matches (host fingerprint, rendered source hash, compiler, flags): anything
-else is stale, as FFTW rejects wisdom from another build.
+Each line is one `Record` (samples) or one `Cut` (where the budget stopped a run), stamped with
+the format version. Lines are only ever appended (flushed and fsynced), so a run killed mid-write
+leaves at most one partial last line, which loading skips. A record is reused only when its whole
+`RecordKey` matches (host fingerprint, rendered source hash, compiler, flags): anything else is
+stale, as FFTW rejects wisdom from another build. A line that cannot be read (another version's
+format, or damaged) is never used and never fatal: `skipped` says which, for the run's report.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hspc_gen.search.records import Record, RecordKey
+from hspc_gen.search.records import Cut, Record, RecordKey, entry_from_dict
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
@@ -31,14 +33,15 @@ def store_file_name(fingerprint: str) -> str:
 
 @dataclass(frozen=True)
 class Loaded:
-    """The records of one store file, and how many lines could not be read (and why)."""
+    """The entries of one store file, and the lines that could not be read (and why)."""
 
     records: tuple[Record, ...]
+    cuts: tuple[Cut, ...] = ()
     skipped: tuple[str, ...] = ()
 
 
 def read_records(path: Path) -> Loaded:
-    """Every well-formed record in `path`; a missing file is an empty store.
+    """Every readable entry in `path`; a missing file is an empty store.
 
     A last line without its newline is a write cut short by a kill and is skipped silently;
     any other unreadable line is skipped and reported.
@@ -51,19 +54,25 @@ def read_records(path: Path) -> Loaded:
     # split() leaves "" after a final newline, or the unterminated fragment of a cut-short write.
     lines.pop()
     records: list[Record] = []
+    cuts: list[Cut] = []
     skipped: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            records.append(Record.from_dict(json.loads(line)))
-        except (ValueError, KeyError, TypeError) as err:
+            entry = entry_from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError, IndexError) as err:
             skipped.append(f"{path}:{number}: {type(err).__name__}: {err}")
-    return Loaded(tuple(records), tuple(skipped))
+            continue
+        if isinstance(entry, Record):
+            records.append(entry)
+        else:
+            cuts.append(entry)
+    return Loaded(tuple(records), tuple(cuts), tuple(skipped))
 
 
 class RecordStore:
-    """Records of one host, appended to `<cache_dir>/<fingerprint>.jsonl` and indexed in memory."""
+    """Entries of one host, appended to `<cache_dir>/<fingerprint>.jsonl` and indexed in memory."""
 
     def __init__(self, cache_dir: Path, fingerprint: str) -> None:
         self.fingerprint = fingerprint
@@ -71,18 +80,19 @@ class RecordStore:
         loaded = read_records(self.path)
         self.skipped = loaded.skipped
         self._records: list[Record] = list(loaded.records)
+        self._cuts: set[Cut] = set(loaded.cuts)
 
-    def append(self, record: Record) -> None:
-        """Write one record as one line and make it durable before returning."""
-        if record.key.fingerprint != self.fingerprint:
+    def append(self, entry: Record | Cut) -> None:
+        """Write one entry as one line and make it durable before returning."""
+        if entry.key.fingerprint != self.fingerprint:
             raise ValueError(
-                f"record for host {record.key.fingerprint!r} in the store of {self.fingerprint!r}"
+                f"record for host {entry.key.fingerprint!r} in the store of {self.fingerprint!r}"
             )
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(record.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
+        line = json.dumps(entry.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
         with self.path.open("a+b") as f:
             # A previous writer killed mid-line left an unterminated fragment: end it, so that
-            # this record starts a line of its own and only the fragment is lost.
+            # this entry starts a line of its own and only the fragment is lost.
             if f.tell() > 0:
                 f.seek(-1, os.SEEK_END)
                 if f.read(1) != b"\n":
@@ -90,7 +100,10 @@ class RecordStore:
             f.write(line.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
-        self._records.append(record)
+        if isinstance(entry, Record):
+            self._records.append(entry)
+        else:
+            self._cuts.add(entry)
 
     def extend(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -102,6 +115,10 @@ class RecordStore:
     def lookup(self, key: RecordKey, arm: str) -> tuple[Record, ...]:
         """The records of `arm` measured under exactly `key`, oldest first."""
         return tuple(r for r in self._records if r.key == key and r.arm == arm)
+
+    def was_cut(self, cut: Cut) -> bool:
+        """Whether this cut was recorded (by this command's earlier, cold run)."""
+        return cut in self._cuts
 
     def stale(self, key: RecordKey) -> tuple[Record, ...]:
         """Records of this host under another source, compiler or flags: never reused."""

@@ -1,4 +1,8 @@
-"""The shared vocabulary of the pipeline: enums and frozen dataclasses the stages exchange.
+"""The model: the vocabulary every stage shares, and the typed result a run produces.
+
+This module is the vocabulary (enums, the channel parameters and their limits); `model.result`
+and `model.threads` are the result's frozen dataclasses. The model imports nothing else of
+hspc_gen, so every stage, and `reports/` in particular, can depend on it alone.
 
 The names here are the names everywhere: app.yaml keys, `--set NAME=VALUE`, Python fields and the
 C++ `Tuning` struct all say `padding_bytes`, `buffer_bytes`, `Primitive.pause_spin`, ...
@@ -144,3 +148,27 @@ the once-per-buffer hand-off costs more than the events it carries."""
 
 MAX_THREADS = 1024
 """The most producer or consumer threads app.yaml may ask for, and the thread search considers."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A measured figure: the median of n values and its 95% bootstrap interval."""
+
+    median: float
+    ci95_low: float
+    ci95_high: float
+    n: int
+
+
+@dataclass(frozen=True)
+class Summary(Figure):
+    """Events per second of one arm: the median with its interval, quartiles, and the share of
+    samples in which either thread was involuntarily switched out."""
+
+    q1: float
+    q3: float
+    preempted_fraction: float
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1

@@ -1,7 +1,9 @@
-"""The real toolchain: a batch -> rendered Meson project -> (lazily) built binary -> plan runner.
+"""The toolchain: a batch -> rendered Meson project (`prepare`) -> binary (`build`) -> plan
+results (`run`), three explicit steps (TVM's builder and runner split).
 
-The record key is known from the rendered sources alone, so a batch whose every plan is in the
-record store is never built.
+The record key is known from the rendered sources alone, so the search can answer a batch from
+its records without building anything; it calls `build` only when a plan must be measured. Tests
+stand in a simulated toolchain with the same three methods.
 """
 
 from __future__ import annotations
@@ -10,18 +12,42 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, Status
 from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, render_bench_files
-from hspc_gen.search.build import MESON_OPTIONS, BuildResult, Project, build
+from hspc_gen.search.measure.build import MESON_OPTIONS, BuildResult, Project, build
+from hspc_gen.search.measure.harness import Invocation
+from hspc_gen.search.measure.run import run_plan, without_arms
 from hspc_gen.search.records import Plan, RecordKey, RunResult
-from hspc_gen.search.run import Invocation, run_plan, without_arms
 from hspc_gen.search.strategies.base import Batch
-from hspc_gen.search.tune import Prepared
 from hspc_gen.target import Workload
 
 FLAGS = " ".join(MESON_OPTIONS)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch rendered: what its records are keyed by, and what a build would compile."""
+
+    batch: Batch
+    workload: Workload
+    key: RecordKey
+    build_units: int = 0  # translation units a build would compile (for the time estimate)
+
+
+class Toolchain(Protocol):
+    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
+        """Render the batch's project: its sources and so its record key. Builds nothing."""
+        ...
+
+    def build(self, prepared: Prepared) -> BuildResult:
+        """Compile the batch; candidates that do not compile are left out and reported."""
+        ...
+
+    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+        """Run one plan on the built binary (a failed build answers with its compile_error)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -38,26 +64,34 @@ class RealToolchain:
         files = render_bench_files(variants, self.event_bytes, self.spin_ns, app_work(workload))
         return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
 
-    def __call__(self, batch: Batch, workload: Workload, baselines: tuple[str, ...]) -> Prepared:
-        ids = tuple(c.id for c in batch.candidates)
-        project = self.project(batch, workload, ids)
+    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
+        project = self.project(batch, workload, tuple(c.id for c in batch.candidates))
         key = RecordKey(
             self.fingerprint, self.measured_hash(project, workload), self.compiler, FLAGS
         )
         units = sum(1 for name in project.files if name.startswith("v_"))
-        return Prepared(key, _LazyRunner(self, batch, workload), build_units=units)
+        return Prepared(batch, workload, key, units)
 
-    def executable(self, batch: Batch, workload: Workload) -> Path:
-        """The batch's benchmark binary, built now (or found in the build cache)."""
-        ids = [c.id for c in batch.candidates]
-        built = build(
+    def build(self, prepared: Prepared) -> BuildResult:
+        batch, workload = prepared.batch, prepared.workload
+        return build(
             lambda subset: self.project(batch, workload, tuple(subset)),
-            ids,
+            [c.id for c in batch.candidates],
             self.builds_dir(),
         )
-        if built.executable is None or built.failed:
-            raise UserError(f"the tuned channel's benchmark did not build:\n{built.log[-2000:]}")
-        return built.executable
+
+    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+        failed = dict.fromkeys(built.failed, Status.compile_error)
+        if built.executable is None or plan.incumbent in failed:
+            return RunResult(Status.compile_error, (), built.log[-4000:], failed)
+        batch, workload = prepared.batch, prepared.workload
+        params = {c.id: c.params for c in batch.candidates if c.id not in failed}
+        live = without_arms(plan, set(failed)) if failed else plan
+        # A sample's expected time, generously, for the outer timeout of the whole plan.
+        seconds = max(0.05, 3e-9 * plan.events_per_sample * workload.expected_ns_per_event)
+        invocation = Invocation(built.executable, workload, params, seconds, self.sample_kind())
+        result = run_plan(live, invocation)
+        return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})
 
     def builds_dir(self) -> Path:
         """Builds by compiler, then by sources: after a compiler upgrade nothing old is reused."""
@@ -77,43 +111,10 @@ class RealToolchain:
 
 def app_work(workload: Workload) -> AppWork:
     """The app's source files for the bench project (one file when both sides share it)."""
-    sources = {workload.producer_source, workload.consumer_source} - {None}
+    sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
     files = tuple(
-        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8"))
-        for i, path in enumerate(sorted(p for p in sources if p is not None))
+        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8")) for i, path in enumerate(sources)
     )
-    folders = tuple(sorted({str(path.parent) for path in sources if path is not None}))
+    folders = tuple(sorted({str(path.parent) for path in sources}))
     producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
     return AppWork(files, producer, consumer, folders)
-
-
-class _LazyRunner:
-    """Builds the batch's binary on the first plan that needs measuring, then runs plans on it."""
-
-    def __init__(self, toolchain: RealToolchain, batch: Batch, workload: Workload) -> None:
-        self.toolchain, self.batch, self.workload = toolchain, batch, workload
-        self.built: BuildResult | None = None
-
-    def _build(self) -> BuildResult:
-        if self.built is None:
-            ids = [c.id for c in self.batch.candidates]
-            self.built = build(
-                lambda subset: self.toolchain.project(self.batch, self.workload, tuple(subset)),
-                ids,
-                self.toolchain.builds_dir(),
-            )
-        return self.built
-
-    def __call__(self, plan: Plan) -> RunResult:
-        built = self._build()
-        failed = dict.fromkeys(built.failed, Status.compile_error)
-        if built.executable is None or plan.incumbent in failed:
-            return RunResult(Status.compile_error, (), built.log[-4000:], failed)
-        params = {c.id: c.params for c in self.batch.candidates if c.id not in failed}
-        live = without_arms(plan, set(failed)) if failed else plan
-        kind = self.toolchain.sample_kind()
-        # A sample's expected time, generously, for the outer timeout of the whole plan.
-        seconds = max(0.05, 3e-9 * plan.events_per_sample * self.workload.expected_ns_per_event)
-        invocation = Invocation(built.executable, self.workload, params, seconds, kind)
-        result = run_plan(live, invocation)
-        return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from hspc_gen.host import Host
 from hspc_gen.model import MAX_THREADS
+from hspc_gen.model.threads import Capacity
 
 SMT_YIELD = 0.3
 """What a second hardware thread adds to its core: Saunders et al. measured 33-35% offloaded."""
@@ -121,17 +122,18 @@ class TopologyShape:
         extra = len(self.places) - self.cores
         return min(self.cores + SMT_YIELD * extra, self.cpu_quota or math.inf)
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "cpus": len(self.places),
-            "cores": self.cores,
-            "threads_per_core": self.threads_per_core,
-            "packages": self.packages,
-            "llc_groups": len(self.llc_groups()),
-            "cpu_quota": self.cpu_quota,
-            "core_equivalents": round(self.core_equivalents(), 3),
-            "virtual": self.virtual,
-        }
+    def capacity(self) -> Capacity:
+        """The shape as the result reports it."""
+        return Capacity(
+            cpus=len(self.places),
+            cores=self.cores,
+            threads_per_core=self.threads_per_core,
+            packages=self.packages,
+            llc_groups=len(self.llc_groups()),
+            cpu_quota=self.cpu_quota,
+            core_equivalents=self.core_equivalents(),
+            virtual=self.virtual,
+        )
 
 
 @dataclass(frozen=True)

@@ -1,35 +1,39 @@
-"""The real `Measure`: thread configurations timed by the benchmark harness's `fanout` kind.
+"""Thread configurations timed by the benchmark harness's `fanout` kind, through the same
+executor as the channel search (`search.measure.harness`).
 
 One call runs `rounds` rounds in one process, each timing every configuration once in a seeded
 shuffled order (`fanout` with P producers, each handing whole buffers round robin to its own
 consumers; one producer and one consumer is the plain pair). Pinned configurations pass their
-CPUs; unpinned ones leave the scheduler free.
+CPUs; unpinned ones leave the scheduler free. A process that fails raises `MeasureFailedError`,
+which the thread session turns into a `ThreadFailure` value: it never leaves the thread search.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hspc_gen.search.run import SAMPLE_DEADLINE_SECONDS, parse_samples
+from hspc_gen.model import Status
+from hspc_gen.search.measure.harness import execute, parse_samples, work_fields
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.target import Workload
 
 PROCESS_TIMEOUT_SECONDS = 600.0
 
 
-class MeasureError(Exception):
-    """The benchmark could not measure a configuration (crashed, hung, or timed out)."""
+class MeasureFailedError(Exception):
+    """The benchmark could not measure a call (it crashed, hung or timed out)."""
+
+    def __init__(self, status: Status, log: str) -> None:
+        super().__init__(f"{status}: {log}")
+        self.status, self.log = status, log
 
 
-@dataclass
+@dataclass(frozen=True)
 class HarnessMeasure:
     """Measures configurations with `executable`'s variant `variant` (the tuned channel)."""
 
@@ -38,62 +42,39 @@ class HarnessMeasure:
     workload: Workload
     events_per_producer: int
     seed: int
-    calls: int = field(default=0, init=False)
 
     def _line(self, round_number: int, index: int, config: Config) -> str:
-        w = self.workload
         cpus = "+".join(map(str, (*config.producer_cpus, *config.consumer_cpus)))
         return (
             f"r{round_number}/t{index} fanout {self.variant} {self.events_per_producer} 1 - "
             f"producers={config.producers} consumers={config.consumers} "
-            f"producer_ns={w.producer_ns:g} consumer_ns={w.consumer_ns:g} "
-            f"consumer_bytes={w.consumer_bytes}" + (f" cpus={cpus}" if config.pinned else "")
+            f"{work_fields(self.workload)}" + (f" cpus={cpus}" if config.pinned else "")
         )
 
-    def plan(self, configs: Sequence[Config], rounds: int) -> str:
-        rng = np.random.default_rng([self.seed, self.calls])
-        lines = [f"# thread search call {self.calls}: {len(configs)} configurations"]
+    def plan(self, configs: Sequence[Config], rounds: int, call: int) -> str:
+        """Call `call`'s plan: its order depends on the seed and the call number only."""
+        rng = np.random.default_rng([self.seed, call])
+        lines = [f"# thread search call {call}: {len(configs)} configurations"]
         for r in range(rounds):
             for index in rng.permutation(len(configs)):
                 lines.append(self._line(r, int(index), configs[int(index)]))
         return "\n".join(lines) + "\n"
 
-    def __call__(
-        self, configs: Sequence[Config], rounds: int
-    ) -> Mapping[Config, Sequence[ThreadSample]]:
-        text = self.plan(configs, rounds)
-        self.calls += 1
-        with tempfile.TemporaryDirectory(prefix="hspc-threads-") as tmp:
-            plan, out = Path(tmp) / "plan.txt", Path(tmp) / "out.json"
-            plan.write_text(text, encoding="utf-8")
-            argv = [
-                str(self.executable),
-                f"--plan={plan}",
-                f"--deadline_s={SAMPLE_DEADLINE_SECONDS}",
-                f"--benchmark_out={out}",
-                "--benchmark_out_format=json",
-                "--benchmark_format=json",
-            ]
-            try:
-                done = subprocess.run(
-                    argv,
-                    capture_output=True,
-                    text=True,
-                    timeout=PROCESS_TIMEOUT_SECONDS,
-                    check=False,
-                )
-            except subprocess.TimeoutExpired:
-                raise MeasureError("the thread search's benchmark ran past its time") from None
-            if done.returncode != 0 or not out.exists():
-                raise MeasureError(f"the thread search's benchmark failed: {done.stderr[-500:]}")
-            document = json.loads(out.read_text(encoding="utf-8"))
-        return _by_config(document, configs)
+    def measure(
+        self, configs: Sequence[Config], rounds: int, call: int
+    ) -> dict[Config, list[ThreadSample]]:
+        done = execute(self.executable, self.plan(configs, rounds, call), PROCESS_TIMEOUT_SECONDS)
+        if done.status is not Status.ok:
+            raise MeasureFailedError(done.status, done.log[-2000:])
+        return by_config(done.document, configs)
 
 
-def _by_config(
+def by_config(
     document: Mapping[str, Any], configs: Sequence[Config]
 ) -> dict[Config, list[ThreadSample]]:
-    counters = {  # by "r<round>/t<index>": each sample's own voluntary switches and waits
+    """The samples of a call, per configuration, with each sample's own voluntary switches and
+    wait time (counters the channel search does not read)."""
+    counters = {  # by "r<round>/t<index>"
         "/".join(str(entry["name"]).split("/")[:2]): entry
         for entry in document.get("benchmarks", [])
         if isinstance(entry, dict)

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hspc_gen.model.threads import UNPINNED_PLACEMENT
 from hspc_gen.search import stats
 from hspc_gen.search.records import Sample
-
-UNPINNED_PLACEMENT = "unpinned"
 
 
 @dataclass(frozen=True, order=True)
@@ -120,25 +119,6 @@ class Point:
 
     def per_event(self, rate: float) -> float:
         return rate / self.events_per_s if self.events_per_s > 0 else math.inf
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "producers": self.config.producers,
-            "consumers": self.config.consumers,
-            "threads": self.config.threads,
-            "placement": self.config.placement,
-            "events_per_s": _round(self.events_per_s),
-            "ci95": [_round(self.ci95_low), _round(self.ci95_high)],
-            "samples": self.samples,
-            "cpu_utilisation": _round(self.cpu_utilisation),
-            "voluntary_switches_per_s": _round(self.voluntary_switches_per_s),
-            "migrations_per_s": _round(self.migrations_per_s),
-            "wait_fraction": _round(self.wait_fraction),
-        }
-
-
-def _round(x: float) -> float:
-    return float(f"{x:.4g}")
 
 
 def _ns_per_event(s: Sample) -> float:

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hspc_gen.host_sysfs import format_cpu_list
+from hspc_gen.cpulist import format_cpu_list
 from hspc_gen.model import PinThreads
+from hspc_gen.model.threads import UNPINNED_PLACEMENT
 from hspc_gen.search.threads.capacity import TopologyShape
-from hspc_gen.search.threads.measure import UNPINNED_PLACEMENT, Config, Lab, Relative
+from hspc_gen.search.threads.measure import Config, Lab, Relative
 
 COMPACT = "compact"
 SIBLINGS = "smt_siblings"
@@ -156,17 +157,6 @@ class PlacementTrial:
     gain: float  # throughput over unpinned, paired
     low: float
     high: float
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "placement": self.config.placement,
-            "cpus": {
-                "producers": list(self.config.producer_cpus),
-                "consumers": list(self.config.consumer_cpus),
-            },
-            "gain_over_unpinned": round(self.gain, 4),
-            "ci95": [round(self.low, 4), round(self.high, 4)],
-        }
 
 
 @dataclass(frozen=True)

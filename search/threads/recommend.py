@@ -1,7 +1,7 @@
 """The thread recommendation: counts from the ramp, CPUs from the placement search, evidence.
 
 `recommend` respects counts the target fixes (threads.producers / threads.consumers integers) and
-searches the `auto` ones; `Recommendation.to_json()` is hspc-result.json's `recommendation`.
+searches the `auto` ones; `advice.advice` turns a Recommendation into the model's ThreadAdvice.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Literal
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import MAX_THREADS, PinThreads
+from hspc_gen.model.threads import Capacity
 from hspc_gen.search.stats import MARGIN_FLOOR
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
@@ -31,7 +32,7 @@ MIN_CONSUMER_SPAN = 4
 
 @dataclass(frozen=True)
 class Evidence:
-    capacity: dict[str, object]
+    capacity: Capacity
     estimate: Estimate
     tolerance: float
     margin: float
@@ -39,22 +40,6 @@ class Evidence:
     curve: tuple[Point, ...]  # every unpinned count measured, in count order
     placements: tuple[placement.PlacementTrial, ...]
     rounds: int
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "capacity": self.capacity,
-            "estimate": {
-                "producers": self.estimate.producers,
-                "consumers_per_producer": self.estimate.consumers_per_producer,
-                "threads": self.estimate.threads,
-            },
-            "tolerance": self.tolerance,
-            "margin": self.margin,
-            "termination": self.termination,
-            "curve": [p.to_json() for p in self.curve],
-            "placements": [t.to_json() for t in self.placements],
-            "rounds": self.rounds,
-        }
 
 
 @dataclass(frozen=True)
@@ -81,19 +66,6 @@ class Recommendation:
         return Config(
             self.producers, self.consumers, self.placement, self.producer_cpus, self.consumer_cpus
         )
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "producers": self.producers,
-            "consumers": self.consumers,
-            "consumers_per_producer": self.consumers_per_producer,
-            "cpus": {"producers": list(self.producer_cpus), "consumers": list(self.consumer_cpus)},
-            "pinned": self.pinned,
-            "placement": self.placement,
-            "taskset": self.taskset,
-            "omp_places": self.omp_places,
-            "evidence": self.evidence.to_json(),
-        }
 
 
 def axes_for(producers: Count, consumers: Count, cost: WorkCost, est: Estimate) -> list[Axis]:
@@ -174,7 +146,7 @@ def _evidence(
 ) -> Evidence:
     curve = [lab.point(c) for c in lab.measured() if not (c.pinned or c.replica)]
     return Evidence(
-        capacity=shape.to_json(),
+        capacity=shape.capacity(),
         estimate=est,
         tolerance=counts.tolerance,
         margin=margin,

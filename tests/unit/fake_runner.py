@@ -19,10 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from hspc_gen.model import PinThreads, Primitive, Status
+from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
+from hspc_gen.search.measure.build import BuildResult
+from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import Plan, RecordKey, RunResult, Sample
 from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space
 from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies.base import Batch
+from hspc_gen.target import Workload
 
 RECORDS_DIR = Path(__file__).resolve().parents[1] / "data" / "records"
 FINGERPRINT = "model-2vcpu-kvm-epyc"
@@ -210,3 +214,55 @@ class SimulatedRunner:
                 cost = self.costs.get(base, Cost())
                 out.append(self.sim.sample(arm, self.ns.get(base, 20.0), round_number, cost))
         return RunResult(Status.ok, tuple(out))
+
+
+def model_ns(params: ChannelParams) -> float:
+    """A host where padding 128, 4 buffers of 4 KiB and a futex win clearly."""
+    ns = 10.0
+    ns *= 1.0 if params.padding_bytes >= 128 else 1.35
+    ns *= 1.0 + abs(params.buffers - 4) * 0.08
+    ns *= 1.0 + abs(params.buffer_bytes.bit_length() - 13) * 0.1
+    ns *= 1.0 if params.primitive is Primitive.futex else 1.2
+    return ns
+
+
+BROKEN = Primitive.mutex
+"""This primitive "does not compile" in the simulated toolchain."""
+
+
+class SimulatedToolchain:
+    """The toolchain's three steps without a compiler: `prepare` keys a batch by its candidates,
+    `build` finds BROKEN's candidates "failing to compile", `run` draws samples from model_ns.
+    It counts builds and runs; `interrupt_after` raises KeyboardInterrupt like a user's ^C."""
+
+    def __init__(self, interrupt_after: int | None = None) -> None:
+        self.sim = Simulated(seed=5)
+        self.runs = 0
+        self.builds = 0
+        self.interrupt_after = interrupt_after
+
+    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
+        ids = ",".join(sorted(c.id for c in batch.candidates))
+        key = RecordKey("fp", hashlib.sha1(ids.encode()).hexdigest()[:12], "c++ 12", "-O3")
+        return Prepared(batch, workload, key, build_units=len(batch.candidates))
+
+    def build(self, prepared: Prepared) -> BuildResult:
+        self.builds += 1
+        broken = {c.id: "error" for c in prepared.batch.candidates if c.params.primitive is BROKEN}
+        return BuildResult(Status.ok, Path("/simulated"), "src", broken)
+
+    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+        self.runs += 1
+        if self.interrupt_after is not None and self.runs > self.interrupt_after:
+            raise KeyboardInterrupt
+        params = {c.id: c.params for c in prepared.batch.candidates}
+        samples: list[Sample] = []
+        for number, order in zip(plan.round_numbers(), plan.order, strict=True):
+            for arm in order:
+                base = arm.removeprefix("aa:")
+                if base in built.failed:
+                    continue
+                ns = model_ns(params[base]) if base in params else 9.0
+                samples.append(self.sim.sample(arm, ns, number, Cost()))
+        failed = dict.fromkeys(built.failed, Status.compile_error)
+        return RunResult(Status.ok, tuple(samples), "", failed)

@@ -19,9 +19,10 @@ from types import ModuleType
 
 import pytest
 
+from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
 from hspc_gen.host import Cache, Host, compiler_version, describe, read_host
-from hspc_gen.host_sysfs import format_cpu_list, parse_cpu_list, read_allowed, read_cpu_quota
+from hspc_gen.host_sysfs import read_allowed, read_cpu_quota
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 TREES = sorted(p.name for p in DATA.iterdir() if (p / "sys" / "devices").is_dir())

@@ -11,14 +11,8 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import ChannelParams, Primitive
-from hspc_gen.render import (
-    BenchVariant,
-    HeaderSpec,
-    Provenance,
-    ThreadAdvice,
-    render_bench_files,
-    render_header,
-)
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.render import BenchVariant, HeaderSpec, Provenance, render_bench_files, render_header
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 PROVENANCE = Provenance(
@@ -33,7 +27,7 @@ WARNINGS = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
 
 def spec(primitive: Primitive = Primitive.futex, namespace: str = "golden") -> HeaderSpec:
     params = ChannelParams(128, 4096, 4, 16384, primitive, -1, -1)
-    threads = ThreadAdvice(1, 2, (1,), (0, 1), False, "estimated, not measured")
+    threads = ThreadAdvice(1, 2, 2, (1,), (0, 1), pinned=False)
     return HeaderSpec("golden", namespace, params, 2000, PROVENANCE, threads)
 
 

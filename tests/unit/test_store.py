@@ -15,6 +15,7 @@ import pytest
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.search.records import (
     Candidate,
+    Cut,
     Record,
     RecordKey,
     RunResult,
@@ -209,3 +210,27 @@ def test_samples_keep_their_derived_figures() -> None:
     assert s.events_per_second == 500_000.0
     assert s.ns_per_event == 2000.0
     assert s.cpu_ns_per_event == 2000.0
+
+
+def test_lines_of_another_format_version_are_reported_and_never_used(tmp_path: Path) -> None:
+    path = tmp_path / store_file_name(KEY.fingerprint)
+    current = record("c1").to_dict()
+    older = {k: v for k, v in current.items() if k not in ("kind", "schema")}  # as 0.1 wrote
+    path.write_text(f"{json.dumps(older)}\n{json.dumps(current)}\n")
+    store = RecordStore(tmp_path, KEY.fingerprint)
+    assert [r.arm for r in store.records()] == ["c1"]
+    (note,) = store.skipped
+    assert ":1:" in note and "record format 1, this hspc-gen reads" in note
+
+
+def test_budget_cuts_are_records_of_their_own(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path, KEY.fingerprint)
+    batch, plan = Cut(KEY, "measure:120s"), Cut(KEY, "measure:120s", (7, 6))
+    store.append(batch)
+    store.append(plan)
+    store.append(record("c1"))
+    reopened = RecordStore(tmp_path, KEY.fingerprint)
+    assert reopened.was_cut(batch) and reopened.was_cut(plan)
+    assert not reopened.was_cut(Cut(KEY, "measure:10m"))  # another budget's run: not cut
+    assert not reopened.was_cut(Cut(KEY, "measure:120s", (7, 12)))
+    assert [r.arm for r in reopened.records()] == ["c1"]  # no fake arms

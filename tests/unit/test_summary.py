@@ -1,47 +1,74 @@
+"""hspc_gen.reports.summary: the Markdown a person reads, from the typed result."""
+
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import math
 
+from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Primitive, Status, Summary
+from hspc_gen.model.result import Confirmed, RunInfo, SearchResult, Step, TuneResult
+from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.summary import render
 
+WINNER = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+ESTIMATED = ThreadAdvice(1, 1, 1, (0, 1), (0, 1), pinned=False)
+RUN = RunInfo(
+    target="demo",
+    event_bytes=8,
+    objective=Objective.throughput,
+    effort=Effort.measure,
+    budget_seconds=120.0,
+    elapsed_seconds=60.0,
+    host={},
+    host_model="Test CPU",
+    fingerprint="abc",
+    tool_version="0",
+)
+RATE = Summary(5.0e8, 4.8e8, 5.2e8, 20, q1=4.9e8, q3=5.1e8, preempted_fraction=0.0)
 
-def document(**extra: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "target": {"name": "demo", "objective": "throughput"},
-        "effort": "measure",
-        "host": {"model_name": "Test CPU"},
-        "fingerprint": "abc",
-        "winner": {"params": {"buffers": 4, "primitive": "futex"}, "events_per_second": None},
-    }
-    base.update(extra)
-    return base
+
+def step(stage: str, name: str, rounds: int, margin: float, winner: str | None) -> Step:
+    return Step(stage, name, winner, (), 0.02, margin, margin, rounds)
+
+
+def searched(**changes: object) -> SearchResult:
+    confirmed = Confirmed(
+        winner_id="c1",
+        rate=RATE,
+        latency_ns=None,
+        efficiency=Figure(0.97, 0.95, 0.99, 20),
+        baselines={"producer_alone": RATE},
+        decision=step("confirm", "confirm", 20, 0.03, "c1"),
+    )
+    found = SearchResult(
+        winner=WINNER,
+        spin_ns=2000,
+        confirmed=confirmed,
+        trail=(
+            step("one", "padding", 12, 0.05, "c1"),
+            step("two", "primitive", 6, math.inf, None),
+        ),
+        candidates=(),
+        failures=(("c9", Status.compile_error),),
+        budget_exhausted=True,
+        measured_plans=0,
+        cached_plans=3,
+        seed=1,
+        oversubscribed=True,
+    )
+    return dataclasses.replace(found, **changes)  # type: ignore[arg-type]
 
 
 def test_an_estimate_says_nothing_was_measured() -> None:
-    text = render(document(effort="estimate"))
+    run = dataclasses.replace(RUN, effort=Effort.estimate)
+    text = render(TuneResult(run, WINNER, None, ESTIMATED))
     assert "| buffers | 4 |" in text and "| primitive | futex |" in text
     assert "Not measured" in text
 
 
 def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
-    rate = {"median": 5.0e8, "ci95": [4.8e8, 5.2e8], "n": 20}
-    text = render(
-        document(
-            winner={"params": {"buffers": 4}, "events_per_second": rate},
-            baselines={"producer_alone": {"events_per_second": rate}},
-            efficiency={"median": 0.97, "ci95": [0.95, 0.99]},
-            decisions=[
-                {"stage": "one", "step": "padding", "rounds": 12, "margin": 0.05, "winner": "c1"},
-                {"stage": "two", "step": "primitive", "rounds": 6, "margin": None, "winner": None},
-            ],
-            budget_exhausted=True,
-            busy=True,
-            load_before=1.5,
-            failures=[{"id": "c9", "status": "compile_error"}],
-            cached_plans=3,
-            measured_plans=0,
-        )
-    )
+    run = dataclasses.replace(RUN, busy=True, load_before=1.5)
+    text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
     assert "channel: 500 M events/s (95% CI 480 M to 520 M, n=20)" in text
     assert "producer_alone: 500 M" in text
     assert "efficiency: 0.970 (95% CI 0.950 to 0.990)" in text
@@ -49,3 +76,16 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
     assert "| two | primitive | 6 | — | none |" in text
     for note in ("budget ran out", "busy (load 1.50)", "c9: compile_error", "3 plan(s) replayed"):
         assert note in text
+
+
+def test_nothing_confirmed_and_a_failed_thread_search_are_said_plainly() -> None:
+    failed = ThreadFailure(Status.crashed, "segfault in the harness")
+    text = render(TuneResult(RUN, WINNER, searched(confirmed=None), failed))
+    assert "- channel: not measured" in text
+    assert "Threads: not measured (crashed); the header's advice is estimated." in text
+
+
+def test_unreadable_record_lines_are_reported() -> None:
+    run = dataclasses.replace(RUN, store_notes=("record store line not read: x.jsonl:3: ...",))
+    text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
+    assert "- record store line not read: x.jsonl:3: ..." in text

@@ -68,7 +68,7 @@ def test_smt_adds_a_fraction_of_a_core_and_the_quota_caps_everything() -> None:
     assert smt.usable_cpus() == 128
     quota = TopologyShape.uniform(cores_per_package=16, cpu_quota=3.0)
     assert quota.usable_cpus() == 3.0 and quota.core_equivalents() == 3.0
-    assert quota.to_json()["cpu_quota"] == 3.0
+    assert quota.capacity().cpu_quota == 3.0
 
 
 def test_an_empty_shape_is_refused() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hspc_gen.search.threads.harness import HarnessMeasure, _by_config
+from hspc_gen.search.threads.harness import HarnessMeasure, by_config
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.target import Workload
 
@@ -18,8 +18,9 @@ def measure() -> HarnessMeasure:
 
 def test_every_round_runs_every_configuration_once_in_a_seeded_order() -> None:
     configs = [Config(1, 1), Config(2, 2), Config(1, 2, "compact", (1,), (2, 3))]
-    text = measure().plan(configs, rounds=4)
-    assert text == measure().plan(configs, rounds=4)
+    text = measure().plan(configs, rounds=4, call=0)
+    assert text == measure().plan(configs, rounds=4, call=0)
+    assert text != measure().plan(configs, rounds=4, call=1)  # each call its own order
     lines = [line for line in text.splitlines() if not line.startswith("#")]
     assert len(lines) == 12
     for r in range(4):
@@ -44,7 +45,7 @@ def test_samples_map_back_to_their_configurations_with_the_os_counters() -> None
 
     later = {**entry("r1/t0", 1e5), "wait_ns": 99.0}
     document = {"benchmarks": [entry("r0/t1", 2e5), entry("r0/t0", 1e5), later]}
-    got = _by_config(document, configs)
+    got = by_config(document, configs)
     assert [(s.sample.round, s.wait_ns) for s in got[Config(1, 1)]] == [(0, 1234.0), (1, 99.0)]
     (two,) = got[Config(2, 2)]
     assert two.sample.events == 200000 and two.voluntary_switches == 7 and two.wait_ns == 1234.0

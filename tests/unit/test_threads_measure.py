@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from hspc_gen.search.records import Sample
+from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
 
 
@@ -95,9 +96,9 @@ def test_a_point_reports_throughput_and_the_os_metrics_per_second() -> None:
     assert point.migrations_per_s == pytest.approx(4 / 1e-4)
     assert point.wait_fraction == pytest.approx(0.25)
     assert point.per_event(point.voluntary_switches_per_s) == pytest.approx(0.01)
-    data = point.to_json()
-    assert data["threads"] == 4 and data["placement"] == "unpinned"
-    assert data["events_per_s"] == pytest.approx(1e7)
+    reported = advice.curve_point(point)  # as the result carries it
+    assert reported.threads == 4 and reported.placement == "unpinned"
+    assert reported.events_per_s == pytest.approx(1e7)
 
 
 def test_an_unmeasured_point_is_empty_not_an_error() -> None:

@@ -1,4 +1,5 @@
-"""The real toolchain with the app's own source files compiled into the benchmark."""
+"""The real toolchain: render, build and run as three steps, with the app's own source files
+compiled into the benchmark."""
 
 from __future__ import annotations
 
@@ -6,22 +7,27 @@ import re
 from pathlib import Path
 
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.search.measure.toolchain import RealToolchain, app_work
 from hspc_gen.search.records import make_plan
-from hspc_gen.search.run import Invocation, run_plan
 from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.search.toolchain import RealToolchain, app_work
 from hspc_gen.target import Workload
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
+POINT = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+
+
+def toolchain(cache: Path) -> RealToolchain:
+    return RealToolchain("fp", "c++", cache, 2000, event_bytes=8)
 
 
 def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> None:
     work = Workload(producer_source=COUNT, consumer_source=COUNT)
     assert [name for name, _ in app_work(work).files] == ["app_work_0.cpp"]  # shared: once
-    point = ChannelParams(64, 0, 4, 4096, Primitive.futex)
-    batch = make_batch("two", "primitive", [point], point, 6)
-    toolchain = RealToolchain("fp", "c++", tmp_path, 2000, event_bytes=8)
-    executable = toolchain.executable(batch, work)
+    batch = make_batch("two", "primitive", [POINT], POINT, 6)
+    chain = toolchain(tmp_path)
+    prepared = chain.prepare(batch, work)
+    built = chain.build(prepared)
+    assert built.status is Status.ok and built.executable is not None, built.log
     plan = make_plan(
         batch.candidates,
         incumbent=batch.incumbent.id,
@@ -30,7 +36,7 @@ def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> 
         events_per_sample=10_000,
         seed=1,
     )
-    result = run_plan(plan, Invocation(executable, work, {batch.incumbent.id: point}))
+    result = chain.run(built, prepared, plan)
     assert result.status is Status.ok, result.log
     assert all(s.verified for s in result.samples)
     counts = re.search(r"app_work: produced=(\d+) consumed=(\d+)", result.log)
@@ -41,11 +47,26 @@ def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> 
     assert int(counts.group(2)) >= 2 * 2 * 10_000 + 2 * 10_000
 
 
-def test_records_of_one_workload_are_never_keys_of_another(tmp_path: Path) -> None:
-    point = ChannelParams(64, 0, 4, 4096, Primitive.futex)
-    batch = make_batch("two", "primitive", [point], point, 6)
-    toolchain = RealToolchain("fp", "c++", tmp_path, 2000, event_bytes=8)
-    bare = toolchain(batch, Workload(), ()).key
-    worked = toolchain(batch, Workload(producer_ns=40.0, consumer_ns=15.0), ()).key
+def test_preparing_builds_nothing_and_keys_records_by_their_work(tmp_path: Path) -> None:
+    batch = make_batch("two", "primitive", [POINT], POINT, 6)
+    chain = toolchain(tmp_path)
+    bare = chain.prepare(batch, Workload()).key
+    worked = chain.prepare(batch, Workload(producer_ns=40.0, consumer_ns=15.0)).key
     assert bare != worked
-    assert bare == toolchain(batch, Workload(), ()).key
+    assert bare == chain.prepare(batch, Workload()).key
+    assert not (tmp_path / "builds").exists()  # the key comes from the rendered sources alone
+
+
+def test_a_build_that_fails_is_a_status_and_every_plan_answers_with_it(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.cpp"
+    broken.write_text("this is not C++\n", encoding="utf-8")
+    batch = make_batch("two", "primitive", [POINT], POINT, 6)
+    chain = toolchain(tmp_path / "cache")
+    prepared = chain.prepare(batch, Workload(consumer_source=broken))
+    built = chain.build(prepared)
+    assert built.status is Status.compile_error and built.executable is None
+    plan = make_plan(batch.candidates, incumbent=batch.incumbent.id, baselines=(),
+                     rounds=1, events_per_sample=1000, seed=1)  # fmt: skip
+    result = chain.run(built, prepared, plan)
+    assert result.status is Status.compile_error
+    assert "error" in result.log  # the compiler's own words reach the record

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hspc_gen.host_sysfs import format_cpu_list
+from hspc_gen.cpulist import format_cpu_list
 
 HERE = Path(__file__).resolve().parent
 _KiB = 1 << 10

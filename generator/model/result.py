@@ -1,0 +1,115 @@
+"""The typed result of a run: what leaves the search, what the header's banner and the reports
+read. Computed figures (efficiency, latency, the baselines) are computed in `search`; the
+reports only format them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Status, Summary
+from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decision of the trail: a batch's winner, how sure, and what was left out and why."""
+
+    stage: str
+    step: str
+    winner: str | None
+    ties: tuple[str, ...]
+    noise_floor: float  # the A/A minimum detectable effect (inf: too few A/A rounds)
+    margin: float  # δ: the least difference called real
+    precision: float  # the difference this decision could resolve
+    rounds: int
+    excluded: Mapping[str, Status] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One candidate of one step: its parameters, what became of it, and its measured rate."""
+
+    id: str
+    stage: str
+    step: str
+    params: ChannelParams
+    status: Status
+    dropped_after_round: int | None
+    won_step: bool
+    rate: Summary | None
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """The winner re-measured in a fresh process with a new seed: the figures reported."""
+
+    winner_id: str | None
+    rate: Summary | None
+    latency_ns: Figure | None  # the latency objective's paced push-to-pop time
+    efficiency: Figure | None  # the slower side alone over the pair, per round; 1.0 is perfect
+    baselines: Mapping[str, Summary]  # producer_alone, consumer_alone, optimal, ...
+    decision: Step
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What the search found, and how it went."""
+
+    winner: ChannelParams
+    spin_ns: int
+    confirmed: Confirmed | None  # None: nothing was measured within the budget
+    trail: tuple[Step, ...]
+    candidates: tuple[CandidateResult, ...]
+    failures: tuple[tuple[str, Status], ...]  # (candidate id, status), sorted
+    budget_exhausted: bool
+    measured_plans: int
+    cached_plans: int
+    seed: int
+    oversubscribed: bool
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What was asked, where, and by which version of the tool."""
+
+    target: str
+    event_bytes: int
+    objective: Objective
+    effort: Effort
+    budget_seconds: float
+    elapsed_seconds: float
+    host: Mapping[str, object]  # the host's topology, as `hspc-gen host --json` prints it
+    host_model: str
+    fingerprint: str
+    tool_version: str
+    load_before: float = 0.0
+    busy: bool = False
+    store_notes: tuple[str, ...] = ()  # record-store lines that could not be read, and why
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """One run of `hspc-gen --target`: the chosen channel, the search behind it (None for
+    --effort estimate), and the thread advice."""
+
+    run: RunInfo
+    winner: ChannelParams
+    search: SearchResult | None
+    threads: ThreadAdvice | ThreadFailure
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One earlier winner re-measured by `hspc-gen compare`."""
+
+    label: str
+    params: ChannelParams
+    rate: Summary | None
+    speed_vs_first: Figure | None  # the first's cost over this one's: above 1, this is faster
+
+
+@dataclass(frozen=True)
+class Comparison:
+    rounds: int
+    results: tuple[Compared, ...]

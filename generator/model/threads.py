@@ -1,0 +1,138 @@
+"""The thread-count recommendation as the run's result carries it: counts and CPUs, the evidence
+behind a measured one, or why it could not be measured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hspc_gen.model import ChannelParams, Figure, Status
+
+UNPINNED_PLACEMENT = "unpinned"
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """What the host can run at once, as the thread search saw it."""
+
+    cpus: int
+    cores: int
+    threads_per_core: int
+    packages: int
+    llc_groups: int
+    cpu_quota: float | None
+    core_equivalents: float
+    virtual: bool
+
+
+@dataclass(frozen=True)
+class ThreadEstimate:
+    """The first estimate the ramp started near (Goetz's N per producer group)."""
+
+    producers: int
+    consumers_per_producer: int
+    threads: int
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One measured thread configuration: throughput and the OS metrics Thread Reinforcer reads."""
+
+    producers: int
+    consumers: int
+    placement: str
+    events_per_s: float
+    ci95_low: float
+    ci95_high: float
+    samples: int
+    cpu_utilisation: float  # CPUs busy: CPU seconds per wall second, all threads
+    voluntary_switches_per_s: float
+    migrations_per_s: float
+    wait_fraction: float  # share of the threads' time spent waiting in the channel
+
+    @property
+    def threads(self) -> int:
+        return self.producers + self.consumers
+
+
+@dataclass(frozen=True)
+class PlacementTrial:
+    """One pinned placement measured against unpinned in the same rounds (gain > 1: faster)."""
+
+    placement: str
+    producer_cpus: tuple[int, ...]
+    consumer_cpus: tuple[int, ...]
+    gain: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class ThreadEvidence:
+    capacity: Capacity
+    estimate: ThreadEstimate
+    tolerance: float
+    margin: float
+    termination: str  # what stopped the search
+    curve: tuple[CurvePoint, ...]  # every unpinned count measured, in count order
+    placements: tuple[PlacementTrial, ...]
+    rounds: int
+
+
+@dataclass(frozen=True)
+class ThreadAdvice:
+    """How many producers and consumers, and where: measured (with its evidence) or estimated
+    from the topology. The generated header's kProducers, kConsumers, ... come from here."""
+
+    producers: int
+    consumers: int
+    consumers_per_producer: int
+    producer_cpus: tuple[int, ...]  # pinned: one per producer; unpinned: the affinity mask
+    consumer_cpus: tuple[int, ...]
+    pinned: bool
+    placement: str = UNPINNED_PLACEMENT
+    taskset: str = ""  # for `taskset -c`: every CPU the threads may use (measured advice)
+    omp_places: str = ""  # OMP_PLACES for the same CPUs (measured advice)
+    evidence: ThreadEvidence | None = None  # None: estimated, not measured
+    work_ns: tuple[float, float] | None = None  # one pair's measured producer, consumer work
+
+    @property
+    def measured(self) -> bool:
+        return self.evidence is not None
+
+    @property
+    def how(self) -> str:
+        """One line for the header: measured (and what stopped the search) or estimated."""
+        if self.evidence is None:
+            return "estimated, not measured"
+        return f"measured; the search stopped at: {self.evidence.termination}"
+
+
+@dataclass(frozen=True)
+class ThreadFailure:
+    """The thread search could not measure (the build failed, the benchmark crashed or hung):
+    the header keeps the estimated advice, and the result says why."""
+
+    status: Status
+    error: str
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """`hspc-gen threads --sweep`: one producer count measured beside the recommendation."""
+
+    producers: int
+    consumers: int
+    pinned: bool
+    recommended: bool
+    rate: Figure
+
+
+@dataclass(frozen=True)
+class ThreadsReport:
+    """What `hspc-gen threads` found for one channel on this host."""
+
+    target: str
+    fingerprint: str
+    channel: ChannelParams
+    advice: ThreadAdvice | ThreadFailure
+    sweep: tuple[SweepPoint, ...] = ()

@@ -1,0 +1,210 @@
+"""The pipeline's adapters: the Target and the Host turned into each stage's inputs.
+
+The stages take plain values, never a Target or a Host whole: the search gets a Space, Settings
+and a toolchain; the thread search gets ThreadInputs; the reports get a RunInfo. Only the
+orchestrator (`pipeline`) calls these.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from hspc_gen import __version__, estimate, params
+from hspc_gen.errors import UserError
+from hspc_gen.host import Host
+from hspc_gen.model import ChannelParams, Effort, Primitive
+from hspc_gen.model.result import RunInfo
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.search.measure.toolchain import RealToolchain
+from hspc_gen.search.records import params_from_dict
+from hspc_gen.search.space import HostShape, Space
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.search.threads.session import ThreadInputs
+from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
+from hspc_gen.target import Target, Workload
+
+CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
+THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation that follows
+STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
+OVERSUBSCRIBED_BELOW_CPUS = 4
+DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
+BUSY_LOAD_PER_CPU = 0.25  # load average above this share of the allowed CPUs: a busy machine
+STORE_NOTES_SHOWN = 3  # unreadable record lines named one by one; the rest are counted
+
+
+def estimated_params(
+    target: Target, host: Host, fixed: Mapping[str, int | Primitive]
+) -> ChannelParams:
+    """The estimate from the host's topology, with `--set` applied and checked."""
+    point = estimate.estimate(
+        host,
+        event_bytes=target.event.size,
+        max_buffer_memory=target.constraints.max_buffer_memory,
+        allowed=target.constraints.primitives,
+        pin=target.constraints.pin_threads,
+    )
+    point = params.apply(point, fixed)
+    params.check(point, host.allowed_cpus)
+    return point
+
+
+def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
+    t, w = target.threads, target.workload
+    return estimate.thread_advice(host, t.producers, t.consumers, (w.producer_ns, w.consumer_ns))
+
+
+def host_shape(host: Host) -> HostShape:
+    pairs = {
+        tuple(sorted(host.siblings(cpu)))
+        for cpu in host.allowed_cpus
+        if len(host.siblings(cpu)) > 1
+    }
+    return HostShape(
+        logical_cpus=len(host.logical_cpus),
+        allowed_cpus=tuple(host.allowed_cpus),
+        cores=host.cores,
+        threads_per_core=host.threads_per_core,
+        sibling_pairs=tuple(sorted((p[0], p[1]) for p in pairs)),
+        llc_groups=tuple(tuple(g) for g in host.llc_groups()),
+        cache_line_bytes=host.cache_line_bytes,
+        l2_bytes=host.l2_bytes_per_core(),
+    )
+
+
+def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) -> Space:
+    """The target's space, narrowed to the values `--set` fixed."""
+    space = Space.from_target(
+        event_bytes=target.event.size,
+        primitives=target.constraints.primitives,
+        max_buffer_memory=target.constraints.max_buffer_memory,
+        pin_threads=target.constraints.pin_threads,
+        host=host_shape(host),
+    )
+    return space.narrowed(fixed)
+
+
+def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
+    """Stage One with the idealised producer and consumer (events only), Stage Two with the app's
+    real work; `exhaustive` is one stage over the grid, with the work."""
+    if effort is Effort.exhaustive:
+        return (StageSpec("exhaustive", target.workload, STAGE_TWO_BASELINES),)
+    return (
+        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE),
+        StageSpec("stage_two", target.workload, STAGE_TWO_BASELINES, STAGE_TWO_SHARE),
+    )
+
+
+def settings_for(target: Target, host: Host, effort: Effort, started: float) -> Settings:
+    # Our two threads fill a host of fewer than four CPUs: anything else running then preempts a
+    # spinning waiter. A property of the host, not of the moment's load, so that a re-run from
+    # the same records breaks ties the same way.
+    oversubscribed = len(host.allowed_cpus) < OVERSUBSCRIBED_BELOW_CPUS
+    return Settings(
+        objective=target.objective,
+        effort=effort,
+        seed=DEFAULT_SEED,
+        deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
+        confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
+        oversubscribed=oversubscribed,
+        stages=stages_for(target, effort),
+        run=f"{effort}:{target.budget:g}s",
+    )
+
+
+def unbounded(settings: Settings, seed: int) -> Settings:
+    """The same settings with another seed and no deadline (`hspc-gen compare`)."""
+    return Settings(
+        settings.objective,
+        settings.effort,
+        seed,
+        math.inf,
+        settings.oversubscribed,
+        settings.stages,
+        math.inf,
+        settings.run,
+    )
+
+
+def cache_dir(cache: Path | None) -> Path:
+    """Records and builds live per user, across runs and output folders (FFTW's wisdom file)."""
+    return cache or Path.home() / ".cache" / "hspc-gen"
+
+
+def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolchain:
+    """The real render/build/run chain, its builds under the cache."""
+    return RealToolchain(
+        host.fingerprint,
+        host.compiler,
+        cache_dir(cache),
+        estimate.DEFAULT_SPIN_NS,
+        target.event.size,
+        target.objective,
+    )
+
+
+def record_store(host: Host, cache: Path | None) -> RecordStore:
+    return RecordStore(cache_dir(cache) / "records", host.fingerprint)
+
+
+def thread_inputs(target: Target, host: Host) -> ThreadInputs:
+    return ThreadInputs(
+        target.workload,
+        target.threads.producers,
+        target.threads.consumers,
+        target.constraints.pin_threads,
+        TopologyShape.from_host(host),
+    )
+
+
+def load_average(proc_root: Path = Path("/proc")) -> float:
+    try:
+        return float((proc_root / "loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def busy(host: Host, load: float) -> bool:
+    return load > BUSY_LOAD_PER_CPU * len(host.allowed_cpus)
+
+
+def store_notes(store: RecordStore) -> tuple[str, ...]:
+    """The record lines that could not be read: the first few by name, the rest counted."""
+    skipped = store.skipped
+    if not skipped:
+        return ()
+    shown = [f"record store line not read (measured again instead): {s}" for s in skipped]
+    rest = len(skipped) - STORE_NOTES_SHOWN
+    more = [f"... and {rest} more such line(s) in {store.path}"] if rest > 0 else []
+    return (*shown[:STORE_NOTES_SHOWN], *more)
+
+
+def run_info(
+    target: Target, host: Host, effort: Effort, elapsed: float, load: float = 0.0
+) -> RunInfo:
+    return RunInfo(
+        target=target.name,
+        event_bytes=target.event.size,
+        objective=target.objective,
+        effort=effort,
+        budget_seconds=target.budget,
+        elapsed_seconds=elapsed,
+        host=host.to_json(),
+        host_model=host.model_name,
+        fingerprint=host.fingerprint,
+        tool_version=__version__,
+        load_before=load,
+        busy=busy(host, load),
+    )
+
+
+def winner_of(path: Path) -> ChannelParams:
+    """The winning parameters recorded in an hspc-result.json."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        return params_from_dict(document["winner"]["params"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise UserError(f"{path}: not an hspc-result.json ({err})") from None

@@ -1,0 +1,124 @@
+"""What the search found, as the model's typed values: every decision, every candidate with its
+status, and the confirmation's figures (throughput, latency, efficiency, the baselines). The
+figures are computed here, once; reports and the header's banner only format them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from hspc_gen.model import ChannelParams, Figure, Objective, Status, Summary
+from hspc_gen.model.result import CandidateResult, Compared, Comparison, Confirmed, Step
+from hspc_gen.search import stats
+from hspc_gen.search.decide import metric_for
+from hspc_gen.search.racing import Evaluation
+from hspc_gen.search.records import BASELINE_ARMS
+
+
+def step(evaluation: Evaluation) -> Step:
+    batch, decision = evaluation.step.batch, evaluation.step.decision
+    return Step(
+        stage=batch.stage,
+        step=batch.step,
+        winner=decision.winner,
+        ties=decision.ties,
+        noise_floor=decision.noise_floor,
+        margin=decision.delta,
+        precision=decision.precision,
+        rounds=evaluation.race.rounds,
+        excluded=dict(decision.excluded),
+    )
+
+
+def status_of(arm: str, evaluation: Evaluation) -> Status:
+    """A failure the run reported, else why the decision left the arm out, else its race's."""
+    failed = evaluation.race.arm_status.get(arm)
+    if failed is not None and failed is not Status.ok:
+        return failed
+    excluded = evaluation.step.decision.excluded.get(arm)
+    if excluded is not None:
+        return excluded
+    return Status.ok if arm in evaluation.step.decision.summaries else evaluation.race.status
+
+
+def candidates(evaluations: Sequence[Evaluation]) -> tuple[CandidateResult, ...]:
+    rows = []
+    for evaluation in evaluations:
+        batch, decision = evaluation.step.batch, evaluation.step.decision
+        for c in batch.candidates:
+            rows.append(
+                CandidateResult(
+                    id=c.id,
+                    stage=batch.stage,
+                    step=batch.step,
+                    params=c.params,
+                    status=status_of(c.id, evaluation),
+                    dropped_after_round=evaluation.race.dropped.get(c.id),
+                    won_step=c.id == decision.winner,
+                    rate=_measured(decision.summaries.get(c.id)),
+                )
+            )
+    return tuple(rows)
+
+
+def failures(evaluations: Sequence[Evaluation]) -> tuple[tuple[str, Status], ...]:
+    """Every candidate a run reported failed, once, sorted."""
+    found = {
+        (arm, status)
+        for e in evaluations
+        for arm, status in e.race.arm_status.items()
+        if status is not Status.ok
+    }
+    return tuple(sorted(found))
+
+
+def confirmed(evaluation: Evaluation, winner: ChannelParams, objective: Objective) -> Confirmed:
+    """The confirmation's figures for the winner, with its baselines, from that run only."""
+    summaries = evaluation.step.decision.summaries
+    winner_id = next((c.id for c in evaluation.step.batch.candidates if c.params == winner), None)
+    samples = stats.group_by_arm(evaluation.race.samples)
+    latency = objective is Objective.latency
+    figures: Mapping[str, Summary] = {
+        arm: summary
+        for arm in BASELINE_ARMS
+        if (summary := _measured(summaries.get(arm))) is not None
+    }
+    return Confirmed(
+        winner_id=winner_id,
+        rate=_measured(summaries.get(winner_id or "")),
+        latency_ns=_figure(stats.latency(samples.get(winner_id or "", ()))) if latency else None,
+        efficiency=_figure(stats.efficiency(samples, winner_id))
+        if winner_id and not latency
+        else None,
+        baselines=figures,
+        decision=step(evaluation),
+    )
+
+
+def _measured(summary: Summary | None) -> Summary | None:
+    return None if summary is None or summary.n == 0 else summary
+
+
+def _figure(figure: Figure) -> Figure | None:
+    return None if figure.n == 0 or math.isnan(figure.median) else figure
+
+
+def comparison(evaluation: Evaluation, labels: Sequence[str], objective: Objective) -> Comparison:
+    """`hspc-gen compare`: each winner's rate, and its speed relative to the first, paired by
+    round (the first's cost over this one's: above 1, this one is faster)."""
+    batch, summaries = evaluation.step.batch, evaluation.step.decision.summaries
+    by_arm = stats.group_by_arm(evaluation.race.samples)
+    metric = metric_for(objective)
+    reference = by_arm.get(batch.candidates[0].id, ())
+    rows = []
+    for label, candidate in zip(labels, batch.candidates, strict=True):
+        ratio = stats.compare(by_arm.get(candidate.id, ()), reference, metric)
+        speed = (
+            None
+            if ratio.n == 0
+            else Figure(1 / ratio.ratio, 1 / ratio.ci_high, 1 / ratio.ci_low, ratio.n)
+        )
+        rows.append(
+            Compared(label, candidate.params, _measured(summaries.get(candidate.id)), speed)
+        )
+    return Comparison(evaluation.race.rounds, tuple(rows))

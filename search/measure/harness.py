@@ -1,0 +1,158 @@
+"""The benchmark harness as a process: its plan format, its Google Benchmark JSON, and the one
+place that starts it.
+
+A plan is a text file, one line per sample: `NAME KIND VARIANT EVENTS ...` (runtime/bench/plan.hpp
+reads it). The harness times the samples in the order given and writes Google Benchmark JSON with
+our counters (events, CPU time per role, context switches, migrations, verification). Nothing else
+of ours runs meanwhile: the parent only waits. `execute` never raises for the benchmark's sake: a
+crash, a hang or a missing output is a status.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hspc_gen.model import ChannelParams, Status
+from hspc_gen.search.records import AA_PREFIX, Plan, Sample, is_baseline
+from hspc_gen.target import Workload
+
+SAMPLE_DEADLINE_SECONDS = 10.0  # the harness aborts a sample that runs longer: a hang
+PROCESS_GRACE_SECONDS = 30.0  # beyond the plan's expected time, before we kill it
+# The latency objective's paced load: this much producer work between single events, so the
+# channel is idle when each event arrives (push-to-pop time, not queueing delay).
+LATENCY_PACE_NS = 2000.0
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One harness process: its status, its JSON (empty unless ok) and what it printed."""
+
+    status: Status
+    document: Mapping[str, Any] = field(default_factory=dict)
+    log: str = ""
+
+
+def execute(executable: Path, plan: str, timeout: float) -> Executed:
+    """Run `executable` on the plan text; killed past `timeout` seconds."""
+    with tempfile.TemporaryDirectory(prefix="hspc-run-") as tmp:
+        plan_path, out_path = Path(tmp) / "plan.txt", Path(tmp) / "out.json"
+        plan_path.write_text(plan, encoding="utf-8")
+        argv = [
+            str(executable),
+            f"--plan={plan_path}",
+            f"--deadline_s={SAMPLE_DEADLINE_SECONDS}",
+            f"--benchmark_out={out_path}",
+            "--benchmark_out_format=json",
+            "--benchmark_format=json",
+        ]
+        try:
+            done = subprocess.run(
+                argv, check=False, capture_output=True, text=True, timeout=timeout
+            )
+        except subprocess.TimeoutExpired:
+            return Executed(Status.timeout, log=f"killed: the plan ran past {timeout:.0f} s")
+        status = _status_of(done.returncode, done.stderr)
+        if status is Status.ok and not out_path.exists():
+            status = Status.crashed
+        if status is not Status.ok:
+            return Executed(status, log=done.stderr)
+        return Executed(Status.ok, json.loads(out_path.read_text(encoding="utf-8")), done.stderr)
+
+
+def _status_of(code: int, stderr: str) -> Status:
+    if code == 0:
+        return Status.ok
+    if "deadline" in stderr or code == -signal.SIGKILL:
+        return Status.timeout
+    return Status.crashed
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How to run one batch's binary: the executable, the workload and each candidate's CPUs."""
+
+    executable: Path
+    workload: Workload
+    params: Mapping[str, ChannelParams]  # candidate id -> params
+    seconds_per_sample: float = 0.05
+    kind: str = "throughput"  # or "latency": paced single events, push-to-pop time
+
+    def timeout(self, plan: Plan) -> float:
+        """The plan's expected time, generously, plus a grace: past it the process is killed."""
+        samples = plan.rounds * len(plan.order[0]) if plan.order else 0
+        return samples * self.seconds_per_sample + PROCESS_GRACE_SECONDS
+
+
+def work_fields(w: Workload) -> str:
+    """The per-event work, as the plan line's key=value fields."""
+    return (
+        f"producer_ns={w.producer_ns:g} consumer_ns={w.consumer_ns:g} "
+        f"consumer_bytes={w.consumer_bytes}"
+    )
+
+
+def _line(head: str, plan: Plan, cpus: tuple[int, int], w: Workload) -> str:
+    """`head` is NAME KIND VARIANT; the rest of the line is the sample's size, CPUs and work."""
+    pace = f" pace_ns={LATENCY_PACE_NS:g}" if " latency " in head else ""
+    cpu_field = f"{cpus[0]},{cpus[1]}"
+    return f"{head} {plan.events_per_sample} 1 {cpu_field} {work_fields(w)}{pace}"
+
+
+def plan_text(plan: Plan, invocation: Invocation) -> str:
+    """The harness's plan: one line per sample, rounds in order, each round in its own order."""
+    incumbent = invocation.params[plan.incumbent]
+    home = (incumbent.producer_cpu, incumbent.consumer_cpu)
+    lines = [f"# seed {plan.seed}, rounds {plan.first_round}..{plan.first_round + plan.rounds - 1}"]
+    for offset, order in enumerate(plan.order):
+        round_number = plan.first_round + offset
+        for arm in order:
+            name = f"r{round_number}/{arm}"
+            if is_baseline(arm):
+                head = f"{name} {arm} {plan.incumbent}"
+                lines.append(_line(head, plan, home, invocation.workload))
+                continue
+            variant = arm.removeprefix(AA_PREFIX)
+            p = invocation.params[variant]
+            head = f"{name} {invocation.kind} {variant}"
+            lines.append(_line(head, plan, (p.producer_cpu, p.consumer_cpu), invocation.workload))
+    return "\n".join(lines) + "\n"
+
+
+def _sample(entry: Mapping[str, Any]) -> Sample | None:
+    name = str(entry.get("run_name") or entry["name"])
+    head, _, rest = name.partition("/")
+    if entry.get("run_type") == "aggregate" or not head.startswith("r"):
+        return None
+    arm = rest.split("/")[0]
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[str(entry.get("time_unit", "ns"))]
+    return Sample(
+        arm=arm,
+        round=int(head[1:]),
+        events=int(entry["events"]),
+        wall_ns=float(entry["real_time"]) * scale,
+        cpu_ns_producer=float(entry["cpu_ns_producer"]),
+        cpu_ns_consumer=float(entry["cpu_ns_consumer"]),
+        nivcsw_producer=round(float(entry["nivcsw_producer"])),
+        nivcsw_consumer=round(float(entry["nivcsw_consumer"])),
+        migrations=round(float(entry["migrations"])),
+        verified=float(entry["verified"]) >= 1.0,
+        latency_ns=float(entry["latency_p50_ns"]) if "latency_p50_ns" in entry else None,
+    )
+
+
+def parse_samples(document: Mapping[str, Any]) -> tuple[Sample, ...]:
+    samples = (_sample(entry) for entry in document.get("benchmarks", []))
+    return tuple(s for s in samples if s is not None)
+
+
+def candidates_of(order: Sequence[Sequence[str]]) -> list[str]:
+    """The candidate arms a plan runs (no baselines, no A/A copies), sorted."""
+    arms = {a for rnd in order for a in rnd if not is_baseline(a) and not a.startswith(AA_PREFIX)}
+    return sorted(arms)

@@ -1,0 +1,100 @@
+"""The thread search's measurements in the record store, like every other measurement.
+
+Each call of the search's `Measure` is numbered; its samples are recorded one `Record` per
+configuration (arm `<name>/<call>/<configuration>`, the call number as the first round) under
+the thread search's own key, which covers everything the search depends on. The search is a
+pure function of its samples, so a re-run with the same inputs asks the same calls in the same
+order and is answered from the records: it measures nothing and recommends the same.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+from hspc_gen.model import Status
+from hspc_gen.search.records import Record, RecordKey, Sample
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.measure import Config, ThreadSample
+
+Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSample]]]
+"""Measures configurations for `rounds` rounds as call number `call`."""
+
+
+class NotRecordedError(Exception):
+    """A replay met a call that was never measured: the bench must be built and measured."""
+
+
+class RecordedMeasure:
+    """A `Measure` answered from the store; a call not recorded is run by `run` (and recorded),
+    or, without `run` (a replay), raises NotRecordedError."""
+
+    def __init__(
+        self,
+        store: RecordStore,
+        key: RecordKey,
+        name: str,
+        events: int,
+        *,
+        seed: int,
+        run: Run | None = None,
+    ) -> None:
+        self.store, self.key, self.name = store, key, name
+        self.events, self.seed, self.run = events, seed, run
+        self.calls = 0
+
+    def arm(self, call: int, config: Config) -> str:
+        cpus = "+".join(map(str, (*config.producer_cpus, *config.consumer_cpus)))
+        return f"{self.name}/{call}/{config.label}" + (f":{cpus}" if cpus else "")
+
+    def __call__(
+        self, configs: Sequence[Config], rounds: int
+    ) -> Mapping[Config, Sequence[ThreadSample]]:
+        call, self.calls = self.calls, self.calls + 1
+        found = self._recorded(call, configs, rounds)
+        if found is not None:
+            return found
+        if self.run is None:
+            raise NotRecordedError(f"thread search call {call}")
+        measured = self.run(configs, rounds, call)
+        for config in configs:
+            samples = tuple(_with_counters(ts) for ts in measured[config])
+            self.store.append(self._record(call, config, samples))
+        # Read back what was recorded, so a cold run decides on exactly what a replay will see.
+        recorded = self._recorded(call, configs, rounds)
+        assert recorded is not None, "a call just recorded is in the store"
+        return recorded
+
+    def _record(self, call: int, config: Config, samples: tuple[Sample, ...]) -> Record:
+        return Record(
+            key=self.key,
+            arm=self.arm(call, config),
+            status=Status.ok,
+            samples=samples,
+            seed=self.seed,
+            events_per_sample=self.events,
+            first_round=call,
+        )
+
+    def _recorded(
+        self, call: int, configs: Sequence[Config], rounds: int
+    ) -> dict[Config, list[ThreadSample]] | None:
+        out: dict[Config, list[ThreadSample]] = {}
+        for config in configs:
+            records = [
+                r
+                for r in self.store.lookup(self.key, self.arm(call, config))
+                if r.first_round == call and r.events_per_sample == self.events
+            ]
+            samples = [s for r in records[-1:] for s in r.samples]
+            if len({s.round for s in samples}) < rounds:
+                return None
+            out[config] = [ThreadSample(s, s.voluntary_switches, s.wait_ns) for s in samples]
+        return out
+
+
+def _with_counters(ts: ThreadSample) -> Sample:
+    """The harness's sample with the thread search's counters folded in, for the record."""
+    return dataclasses.replace(
+        ts.sample, arm="", voluntary_switches=ts.voluntary_switches, wait_ns=ts.wait_ns
+    )

@@ -1,0 +1,171 @@
+"""The orchestrator's search loop without a compiler: a simulated toolchain stands in for render,
+build and run, and the real record store, racing and decisions do the rest."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import fake_runner as fr
+import pytest
+
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.pipeline import Machinery, Searched, confirm, evaluate, search
+from hspc_gen.search.measure.build import BuildResult
+from hspc_gen.search.measure.toolchain import Prepared
+from hspc_gen.search.racing import PlanCounts
+from hspc_gen.search.records import Plan, RunResult
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies.base import make_batch
+from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
+from hspc_gen.target import Workload
+
+
+def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
+    bare = Workload()
+    return Settings(
+        objective=Objective.throughput,
+        effort=Effort.quick,
+        seed=7,
+        deadline=deadline,
+        oversubscribed=True,
+        stages=(
+            StageSpec("stage_one", bare, STAGE_ONE_BASELINES, 0.5),
+            StageSpec("stage_two", bare, STAGE_TWO_BASELINES, 0.5),
+        ),
+        run=run,
+    )
+
+
+def machinery(store_dir: Path, toolchain: fr.SimulatedToolchain) -> Machinery:
+    return Machinery(RecordStore(store_dir, "fp"), toolchain)
+
+
+def run_search(
+    store_dir: Path, toolchain: fr.SimulatedToolchain, s: Settings | None = None
+) -> Searched:
+    space = fr.stage_two_space()
+    return search(space, space.start(), s or settings(), machinery(store_dir, toolchain))
+
+
+def counts(searched: Searched) -> PlanCounts:
+    return sum((e.counts for e in searched.evaluations), PlanCounts())
+
+
+def test_the_search_finds_the_planted_point_and_skips_what_does_not_build(tmp_path: Path) -> None:
+    searched = run_search(tmp_path, fr.SimulatedToolchain())
+    assert searched.winner.padding_bytes == 128
+    assert searched.winner.primitive is Primitive.futex
+    assert counts(searched).measured > 0 and counts(searched).replayed == 0
+    failed = {s for e in searched.evaluations for s in e.race.arm_status.values()}
+    assert {str(s) for s in failed} == {"compile_error"}
+    winners = {e.step.decision.winner for e in searched.evaluations}
+    assert not winners & {a for e in searched.evaluations for a in e.race.arm_status}
+
+
+def test_a_rerun_with_the_same_records_builds_and_measures_nothing(tmp_path: Path) -> None:
+    cold = run_search(tmp_path, fr.SimulatedToolchain())
+    toolchain = fr.SimulatedToolchain()
+    warm = run_search(tmp_path, toolchain)
+    assert toolchain.runs == 0 and toolchain.builds == 0
+    assert counts(warm).measured == 0 and counts(warm).replayed == counts(cold).measured
+    assert warm.winner == cold.winner
+    steps = [e.step.decision.winner for e in warm.evaluations]
+    assert steps == [e.step.decision.winner for e in cold.evaluations]
+
+
+def test_an_interrupted_run_resumes_from_what_it_recorded(tmp_path: Path) -> None:
+    whole = run_search(tmp_path / "whole", fr.SimulatedToolchain())
+    with pytest.raises(KeyboardInterrupt):
+        run_search(tmp_path / "cut", fr.SimulatedToolchain(interrupt_after=4))
+    resumed = fr.SimulatedToolchain()
+    searched = run_search(tmp_path / "cut", resumed)
+    assert counts(searched).replayed == 4
+    assert resumed.runs == counts(whole).measured - 4
+    assert searched.winner == whole.winner
+
+
+def test_a_spent_budget_measures_nothing_and_keeps_the_start(tmp_path: Path) -> None:
+    toolchain = fr.SimulatedToolchain()
+    searched = run_search(tmp_path, toolchain, settings(deadline=time.monotonic() - 1))
+    assert toolchain.runs == 0 and toolchain.builds == 0
+    assert searched.budget_exhausted
+    assert searched.winner == fr.stage_two_space().start()
+
+
+def test_the_confirmation_remeasures_the_best_in_a_fresh_plan(tmp_path: Path) -> None:
+    toolchain = fr.SimulatedToolchain()
+    s = settings()
+    searched = run_search(tmp_path, toolchain, s)
+    evaluation = confirm(searched, s, machinery(tmp_path, toolchain))
+    assert evaluation is not None
+    assert evaluation.step.batch.stage == "confirm"
+    assert evaluation.step.decision.winner is not None
+    assert evaluation.race.rounds == 12  # every round of the quick effort's confirmation
+    assert {p.seed for p in evaluation.race.plans} == {s.seed + 1}
+    arms = {sample.arm for sample in evaluation.race.samples}
+    assert set(STAGE_TWO_BASELINES) <= arms
+
+
+def test_a_confirmation_replays_every_round_it_measured(tmp_path: Path) -> None:
+    best = ChannelParams(128, 0, 4, 8192, Primitive.futex)
+    slower = [best.replace(padding_bytes=0), best.replace(buffers=16)]  # racing would drop them
+    batch = make_batch("confirm", "confirm", [best, *slower], best, 12)
+    s, stage = settings(), settings().stages[-1]
+    cold = evaluate(batch, stage, s, machinery(tmp_path, fr.SimulatedToolchain()), confirming=True)
+    again = fr.SimulatedToolchain()
+    warm = evaluate(batch, stage, s, machinery(tmp_path, again), confirming=True)
+    assert cold is not None and warm is not None
+    assert again.runs == 0 and again.builds == 0
+    assert warm.race.rounds == cold.race.rounds == 12  # never raced short on a replay
+    assert not warm.race.dropped and warm.step.decision.winner == cold.step.decision.winner
+
+
+def test_nothing_searched_means_nothing_to_confirm(tmp_path: Path) -> None:
+    empty = Searched(fr.stage_two_space().start(), (), budget_exhausted=True)
+    assert confirm(empty, settings(), machinery(tmp_path, fr.SimulatedToolchain())) is None
+
+
+class Clock:
+    """Time for the search loop: advances only when a plan is measured (by its simulated cost)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_run_cut_by_the_budget_replays_to_the_same_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    monkeypatch.setattr("hspc_gen.search.tune.time.monotonic", clock)
+
+    class Timed(fr.SimulatedToolchain):
+        def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+            clock.now += 4.0  # every measured plan takes four "seconds"
+            return super().run(built, prepared, plan)
+
+    cold = run_search(tmp_path, Timed(), settings(deadline=clock.now + 30.0))
+    assert cold.budget_exhausted or counts(cold).cut
+    toolchain = Timed()
+    warm = run_search(tmp_path, toolchain, settings(deadline=clock.now + 30.0))
+    assert toolchain.runs == 0
+    assert warm.budget_exhausted or counts(warm).cut
+    assert warm.winner == cold.winner
+    assert [e.step.batch.step for e in warm.evaluations] == [
+        e.step.batch.step for e in cold.evaluations
+    ]
+
+
+def test_a_longer_budget_is_not_held_to_a_shorter_runs_cuts(tmp_path: Path) -> None:
+    short = run_search(
+        tmp_path, fr.SimulatedToolchain(), settings(time.monotonic() + 0.5, "quick:1s")
+    )
+    assert short.budget_exhausted or counts(short).cut
+    toolchain = fr.SimulatedToolchain()
+    longer = run_search(tmp_path, toolchain, settings(run="quick:10m"))
+    assert not longer.budget_exhausted and not counts(longer).cut
+    assert len(longer.evaluations) > len(short.evaluations) and toolchain.runs > 0
+    assert counts(longer).replayed == counts(short).measured  # what the short run measured
