@@ -15,27 +15,35 @@ generator/schema/app.schema.json is generated from these models:
 from __future__ import annotations
 
 import json
-import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
-    PlainValidator,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import MAX_THREADS, Objective, PinThreads, Primitive
-from hspc_gen.units import describe_input, duration_field, format_size, parse_size, size_field
-from hspc_gen.yaml_source import LocatedError, did_you_mean, load_yaml_mapping, validate
+from hspc_gen.model import Objective, PinThreads, Primitive
+from hspc_gen.target_fields import (
+    HeaderFile,
+    Name,
+    Namespace,
+    ObjectiveName,
+    PinThreadsName,
+    PrimitiveName,
+    ReportFolder,
+    SourceFile,
+    ThreadCount,
+    valid_name,
+)
+from hspc_gen.units import duration_field, format_size, parse_size, size_field
+from hspc_gen.yaml_source import LocatedError, load_yaml_mapping, validate
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "app.schema.json"
 
@@ -47,108 +55,6 @@ MAX_BUFFER_MEMORY = 1 << 30
 MAX_WORK_NS = 1e6  # 1 ms of synthetic work per event is already far beyond a channel's concern
 MAX_LATENCY_US = 1e6
 MIN_BUDGET_S, MAX_BUDGET_S = 1.0, 86400.0
-
-_NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
-_CPP_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# C++17 keywords and alternative tokens, plus C++20's, so a header stays valid when compiled later.
-_KEYWORD_TEXT = """
-    alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
-    char32_t class compl concept const consteval constexpr constinit const_cast continue
-    co_await co_return co_yield decltype default delete do double dynamic_cast else enum
-    explicit export extern false float for friend goto if inline int long mutable namespace new
-    noexcept not not_eq nullptr operator or or_eq private protected public register
-    reinterpret_cast requires return short signed sizeof static static_assert static_cast struct
-    switch template this thread_local throw true try typedef typeid typename union unsigned
-    using virtual void volatile wchar_t while xor xor_eq
-"""
-_CPP_KEYWORDS = frozenset(_KEYWORD_TEXT.split())
-_RESERVED_NAMESPACES = frozenset({"std", "posix"})
-
-_E = TypeVar("_E", Primitive, Objective, PinThreads)
-
-
-def _check_cpp_name(value: str, what: str) -> str:
-    if value in _CPP_KEYWORDS:
-        raise ValueError(f"'{value}' is a C++ keyword and cannot be a {what}")
-    if value.startswith("_") or "__" in value:
-        # Reserved to the implementation ([lex.name]): a leading underscore at global scope,
-        # a double underscore anywhere; derived names (header guards) would inherit it.
-        raise ValueError(f"'{value}' is reserved in C++: no leading '_' and no '__'")
-    if value in _RESERVED_NAMESPACES:
-        raise ValueError(f"'{value}' is reserved in C++ for the standard library")
-    return value
-
-
-def _name(value: object) -> str:
-    if not isinstance(value, str) or _NAME_RE.fullmatch(value) is None:
-        raise ValueError(
-            f"expected a lower-case identifier such as my_app (a-z, 0-9 and _),"
-            f" got {describe_input(value)}"
-        )
-    return _check_cpp_name(value, "name")
-
-
-def _namespace(value: object) -> str:
-    if not isinstance(value, str) or _CPP_IDENTIFIER_RE.fullmatch(value) is None:
-        raise ValueError(f"expected a C++ identifier, got {describe_input(value)}")
-    return _check_cpp_name(value, "namespace")
-
-
-def _choice(kind: type[_E], what: str) -> Callable[[object], _E]:
-    names = [member.value for member in kind]
-
-    def check(value: object) -> _E:
-        if isinstance(value, kind):
-            return value
-        if isinstance(value, str) and value in names:
-            return kind(value)
-        if isinstance(value, str):
-            raise ValueError(f"unknown {what} '{value}' ({did_you_mean(value, names)})")
-        raise ValueError(f"expected one of {', '.join(names)}; got {describe_input(value)}")
-
-    return check
-
-
-def _thread_count(value: object) -> int | str:
-    if value == "auto":
-        return "auto"
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_THREADS:
-        wanted = f"'auto' or a whole number from 1 to {MAX_THREADS}"
-        raise ValueError(f"expected {wanted}, got {describe_input(value)}")
-    return value
-
-
-def _resolve(value: object, info: ValidationInfo) -> Path:
-    if isinstance(value, PurePath):  # a dumped Target validated again
-        value = str(value)
-    if not isinstance(value, str) or not value.strip():
-        raise ValueError(f"expected a file path, got {describe_input(value)}")
-    base = Path((info.context or {}).get("base_dir", Path.cwd()))
-    return (base / value).resolve()
-
-
-def _source_file(value: object, info: ValidationInfo) -> Path | None:
-    if value is None:
-        return None
-    path = _resolve(value, info)
-    if not path.is_file():
-        problem = "is a directory, not a file" if path.is_dir() else "does not exist"
-        raise ValueError(f"'{value}' {problem} (looked for {path})")
-    return path
-
-
-def _header_file(value: object, info: ValidationInfo) -> Path:
-    path = _resolve(value, info)
-    if path.is_dir():
-        raise ValueError(f"'{value}' is a directory; the header must be a file ({path})")
-    return path
-
-
-def _report_folder(value: object, info: ValidationInfo) -> Path:
-    path = _resolve(value, info)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"'{value}' is a file; the report must go in a folder ({path})")
-    return path
 
 
 def default_align(size: int) -> int:
@@ -171,23 +77,6 @@ def _config(*derived: str) -> ConfigDict:
 
 
 # The schema's patterns also keep out a leading "_" and "__"; keywords are left to validation.
-_NAME_PATTERN = Annotated[str, Field(pattern="^[a-z](_?[a-z0-9])*_?$")]
-_NAMESPACE_PATTERN = Annotated[str, Field(pattern="^[A-Za-z](_?[A-Za-z0-9])*_?$")]
-Name = Annotated[str, BeforeValidator(_name, json_schema_input_type=_NAME_PATTERN)]
-Namespace = Annotated[str, BeforeValidator(_namespace, json_schema_input_type=_NAMESPACE_PATTERN)]
-PrimitiveName = Annotated[Primitive, BeforeValidator(_choice(Primitive, "primitive"))]
-ObjectiveName = Annotated[Objective, BeforeValidator(_choice(Objective, "objective"))]
-PinThreadsName = Annotated[PinThreads, BeforeValidator(_choice(PinThreads, "pin_threads mode"))]
-ThreadCount = Annotated[
-    int | Literal["auto"],
-    BeforeValidator(
-        _thread_count,
-        json_schema_input_type=Annotated[int, Field(ge=1, le=MAX_THREADS)] | Literal["auto"],
-    ),
-]
-SourceFile = Annotated[Path | None, PlainValidator(_source_file, json_schema_input_type=str | None)]
-HeaderFile = Annotated[Path, PlainValidator(_header_file, json_schema_input_type=str)]
-ReportFolder = Annotated[Path, PlainValidator(_report_folder, json_schema_input_type=str)]
 
 
 class Event(BaseModel):
@@ -384,7 +273,7 @@ _SECTIONS = frozenset({"event", "workload", "constraints", "threads", "output"})
 
 def _output_defaults(name: object, output: dict[str, Any]) -> dict[str, Any]:
     try:
-        stem = _name(name)
+        stem = valid_name(name)
     except ValueError:
         stem = "channel"  # the bad name is reported once, at `name`, not again in each default
     output = {key: value for key, value in output.items() if value is not None}

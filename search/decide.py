@@ -178,11 +178,9 @@ def pick_winner(
     candidates: Mapping[str, ChannelParams],
     statuses: Mapping[str, Status] | None = None,
 ) -> Decision:
-    """Decide among `candidates` (arm id -> params) from the samples of one batch.
-
-    `aa` names the A/A arm (`aa:<id>`); its paired ratios against `<id>` give the noise floor.
-    Baseline arms in `samples_by_arm` are summarised but never win.
-    """
+    """Decide among `candidates` (arm id -> params) from the samples of one batch. `aa` names
+    the A/A arm (`aa:<id>`), whose ratios to `<id>` give the noise floor. Baseline arms in
+    `samples_by_arm` are summarised but never win."""
     metric = metric_for(objective)
     excluded = exclusions(samples_by_arm, candidates, statuses or {}, metric)
     arms = sorted(a for a in candidates if a not in excluded)
@@ -192,17 +190,16 @@ def pick_winner(
     if not arms:
         return Decision(objective, None, (), (), {}, noise, delta, math.inf, excluded, summaries)
     best, comps = find_best(arms, samples_by_arm, metric, delta, aa.removeprefix(AA_PREFIX))
-    ties = [best, *(a for a, c in comps.items() if is_tied(c, delta))]
-    ties.sort(key=lambda a: tie_key(a, candidates[a], oversubscribed))
+    ties = tie_set(best, comps, delta, candidates, oversubscribed)
     winner = ties[0]
-    if winner != best:
+    if winner != best:  # the tie order picked another: compare everything against it
         comps = compare_all(arms, samples_by_arm, winner, metric)
     rest = sorted((a for a in arms if a not in ties), key=lambda a: (comps[a].ratio, a))
     return Decision(
         objective=objective,
         winner=winner,
         ranking=(*ties, *rest),
-        ties=tuple(ties),
+        ties=ties,
         intervals=comps,
         noise_floor=noise,
         delta=delta,
@@ -211,3 +208,15 @@ def pick_winner(
         summaries=summaries,
         best_measured=best,
     )
+
+
+def tie_set(
+    best: str,
+    comps: Mapping[str, stats.Comparison],
+    delta: float,
+    candidates: Mapping[str, ChannelParams],
+    oversubscribed: bool,
+) -> tuple[str, ...]:
+    """The best arm and those indistinguishable from it, in tie order (the winner first)."""
+    ties = [best, *(a for a, c in comps.items() if is_tied(c, delta))]
+    return tuple(sorted(ties, key=lambda a: tie_key(a, candidates[a], oversubscribed)))

@@ -24,15 +24,8 @@ from hspc_gen.search.decide import (
     noise_floor,
     pick_winner,
 )
-from hspc_gen.search.records import (
-    Candidate,
-    Plan,
-    Runner,
-    RunResult,
-    Sample,
-    aa_arm,
-    make_plan,
-)
+from hspc_gen.search.plan import Plan, Runner, RunResult, make_plan
+from hspc_gen.search.records import Candidate, Sample, aa_arm
 from hspc_gen.search.strategies.base import Batch, StepResult
 
 
@@ -142,6 +135,42 @@ class RaceSettings:
     """False for a confirmation: every arm runs every round, even a lone one."""
 
 
+@dataclass
+class _Race:
+    """What a race has gathered so far (local to one `race` call)."""
+
+    live: list[str]
+    first: int = 0
+    samples: list[Sample] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+    arm_status: dict[str, Status] = field(default_factory=dict)
+    plans: list[Plan] = field(default_factory=list)
+    counts: PlanCounts = PlanCounts()
+
+    def absorb(self, plan: Plan, result: RunResult) -> None:
+        self.plans.append(plan)
+        self.counts += PlanCounts.of(result)
+        self.samples.extend(result.samples)
+        self.arm_status.update(result.arm_status)
+
+    def prune(self, incumbent: str, objective: Objective) -> None:
+        gone = _drop(self.samples, self.live, incumbent, objective, self.arm_status)
+        self.dropped.update(dict.fromkeys(gone, self.first - 1))
+        self.live = [a for a in self.live if a not in gone]
+
+    def result(self, status: Status, log: str = "") -> RaceResult:
+        return RaceResult(
+            tuple(self.samples),
+            status,
+            self.first,
+            dict(self.dropped),
+            dict(self.arm_status),
+            tuple(self.plans),
+            log,
+            self.counts,
+        )
+
+
 def race(
     batch: Sequence[Candidate], incumbent: str, settings: RaceSettings, run: Runner
 ) -> RaceResult:
@@ -150,53 +179,30 @@ def race(
     A failed run (compile_error, crashed, timeout) ends the race with that status and the samples
     gathered so far. The race also ends when only the incumbent is left.
     """
-    samples: list[Sample] = []
-    live = [c.id for c in batch]
-    dropped: dict[str, int] = {}
-    arm_status: dict[str, Status] = {}
-    plans: list[Plan] = []
-    counts = PlanCounts()
-    first = 0
-    while first < settings.rounds and (len(live) > 1 or not settings.drop):
+    state = _Race([c.id for c in batch])
+    while state.first < settings.rounds and (len(state.live) > 1 or not settings.drop):
         plan = make_plan(
             batch,
             incumbent=incumbent,
             baselines=settings.baselines,
-            rounds=min(settings.chunk, settings.rounds - first),
+            rounds=min(settings.chunk, settings.rounds - state.first),
             events_per_sample=settings.events_per_sample,
             seed=settings.seed,
-            first_round=first,
-            live=live,
+            first_round=state.first,
+            live=state.live,
         )
-        plans.append(plan)
         result = run(plan)
-        counts += PlanCounts.of(result)
-        samples.extend(result.samples)
-        arm_status.update(result.arm_status)
-        if result.status is Status.skipped and samples:
+        state.absorb(plan, result)
+        if result.status is Status.skipped and state.samples:
             break  # the budget ran out between chunks: decide on the rounds already run
-        first += plan.rounds
+        state.first += plan.rounds
         if result.status is not Status.ok:
-            return RaceResult(
-                tuple(samples),
-                result.status,
-                first,
-                dropped,
-                arm_status,
-                tuple(plans),
-                result.log,
-                counts,
-            )
-        if not settings.drop:
-            continue
-        gone = _drop(samples, live, incumbent, settings.objective, arm_status)
-        dropped.update(dict.fromkeys(gone, first - 1))
-        live = [a for a in live if a not in gone]
-        if _settled(samples, live, incumbent, settings.objective):
-            break
-    return RaceResult(
-        tuple(samples), Status.ok, first, dropped, arm_status, tuple(plans), counts=counts
-    )
+            return state.result(result.status, result.log)
+        if settings.drop:
+            state.prune(incumbent, settings.objective)
+            if _settled(state.samples, state.live, incumbent, settings.objective):
+                break
+    return state.result(Status.ok)
 
 
 def _settled(

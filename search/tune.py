@@ -22,16 +22,9 @@ from dataclasses import dataclass
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.search import stats
 from hspc_gen.search.measure.toolchain import Prepared
+from hspc_gen.search.plan import Plan, Runner, RunResult, make_plan, records_from_run
 from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, evaluate_batch
-from hspc_gen.search.records import (
-    Cut,
-    Plan,
-    Runner,
-    RunResult,
-    Sample,
-    make_plan,
-    records_from_run,
-)
+from hspc_gen.search.records import Cut, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 from hspc_gen.target import Workload

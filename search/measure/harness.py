@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen.model import ChannelParams, Status
-from hspc_gen.search.records import AA_PREFIX, Plan, Sample, is_baseline
+from hspc_gen.search.plan import Plan
+from hspc_gen.search.records import AA_PREFIX, Sample, is_baseline
 from hspc_gen.target import Workload
 
 SAMPLE_DEADLINE_SECONDS = 10.0  # the harness aborts a sample that runs longer: a hang

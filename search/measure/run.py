@@ -16,7 +16,8 @@ from hspc_gen.search.measure.harness import (
     parse_samples,
     plan_text,
 )
-from hspc_gen.search.records import AA_PREFIX, Plan, RunResult
+from hspc_gen.search.plan import Plan, RunResult
+from hspc_gen.search.records import AA_PREFIX
 
 
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:

@@ -19,7 +19,8 @@ from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, re
 from hspc_gen.search.measure.build import MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.measure.harness import Invocation
 from hspc_gen.search.measure.run import run_plan, without_arms
-from hspc_gen.search.records import Plan, RecordKey, RunResult
+from hspc_gen.search.plan import Plan, RunResult
+from hspc_gen.search.records import RecordKey
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.target import Workload
 

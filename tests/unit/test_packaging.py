@@ -22,7 +22,8 @@ def run(argv: list[str | Path], cwd: Path | None = None) -> subprocess.Completed
     return done
 
 
-def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> None:
+def build_wheel(tmp_path: Path) -> Path:
+    """A wheel built from the tracked files only (a fresh clone's view of the project)."""
     source = tmp_path / "source"
     tracked = run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO).stdout.split()
     for name in tracked:
@@ -33,31 +34,41 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
     pip = [sys.executable, "-m", "pip"]
     run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", dist, source])
     (wheel,) = dist.glob("hspc_gen-*.whl")
+    return wheel
+
+
+def install_fresh(tmp_path: Path, wheel: Path) -> Path:
+    """A fresh venv holding the wheel; its bin folder."""
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", venv])
     # The dependencies come from the project's own environment (no network); hspc_gen itself
-    # only from the wheel: a .pth does not chain the editable install's own .pth hook.
+    # only from the wheel.
     site = next((venv / "lib").glob("python*/site-packages"))
     (site / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", wheel])
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
     where = run([venv / "bin" / "python", "-c", "import hspc_gen; print(hspc_gen.__file__)"])
     assert where.stdout.startswith(str(site))
+    return venv / "bin"
+
+
+def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> None:
+    wheel = build_wheel(tmp_path)
+    bin_dir = install_fresh(tmp_path, wheel)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     shutil.copy2(REPO / "examples" / "app.yaml", elsewhere / "app.yaml")
-    run(
-        [venv / "bin" / "hspc-gen", "--target", "app.yaml", "--effort", "estimate", "--out", "o"],
-        cwd=elsewhere,
-    )
+    estimate = ["--target", "app.yaml", "--effort", "estimate", "--out", "o"]
+    run([bin_dir / "hspc-gen", *estimate], cwd=elsewhere)
     header = (elsewhere / "o" / "example_channel.hpp").read_text()
     assert "class BasicChannel" in header and "namespace example {" in header
-    host = json.loads(run([venv / "bin" / "hspc-gen", "host", "--json"], cwd=elsewhere).stdout)
+    host = json.loads(run([bin_dir / "hspc-gen", "host", "--json"], cwd=elsewhere).stdout)
     assert host["logical_cpus"]
-    names = run([venv / "bin" / "python", "-m", "zipfile", "-l", wheel]).stdout
+    names = run([bin_dir / "python", "-m", "zipfile", "-l", wheel]).stdout
     for data in (
         "templates/channel.hpp.j2",
         "templates/bench/variant.cpp.j2",
         "hspc/channel.hpp",
+        "hspc/limits.hpp",
         "bench/harness.hpp",
         "schema/app.schema.json",
     ):

@@ -13,8 +13,8 @@ from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.pipeline import Machinery, Searched, confirm, evaluate, search
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
+from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.racing import PlanCounts
-from hspc_gen.search.records import Plan, RunResult
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec

@@ -8,8 +8,9 @@ import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search import stats
+from hspc_gen.search.plan import Plan, RunResult, make_plan
 from hspc_gen.search.racing import RaceSettings, evaluate_batch, losers, race
-from hspc_gen.search.records import Candidate, Plan, RunResult, Sample, aa_arm, make_plan
+from hspc_gen.search.records import Candidate, Sample, aa_arm
 from hspc_gen.search.strategies.base import make_batch
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.condvar)

@@ -13,16 +13,8 @@ import fake_runner as fr
 import pytest
 
 from hspc_gen.model import ChannelParams, Primitive, Status
-from hspc_gen.search.records import (
-    Candidate,
-    Cut,
-    Record,
-    RecordKey,
-    RunResult,
-    Sample,
-    make_plan,
-    records_from_run,
-)
+from hspc_gen.search.plan import RunResult, make_plan, records_from_run
+from hspc_gen.search.records import Candidate, Cut, Record, RecordKey, Sample
 from hspc_gen.search.store import RecordStore, read_records, store_file_name
 
 KEY = RecordKey("host-abc123", "src-1", "g++ 12.2.0", "-O2 -march=native")

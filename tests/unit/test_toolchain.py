@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.search.measure.toolchain import RealToolchain, app_work
-from hspc_gen.search.records import make_plan
+from hspc_gen.search.plan import make_plan
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.target import Workload
 
