@@ -3,6 +3,7 @@ build and run, and the real record store, racing and decisions do the rest."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
 from hspc_gen.target import Workload
+from hspc_gen.wiring import store_notes
 
 
 def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
@@ -169,3 +171,25 @@ def test_a_longer_budget_is_not_held_to_a_shorter_runs_cuts(tmp_path: Path) -> N
     assert not longer.budget_exhausted and not counts(longer).cut
     assert len(longer.evaluations) > len(short.evaluations) and toolchain.runs > 0
     assert counts(longer).replayed == counts(short).measured  # what the short run measured
+
+
+def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
+    tmp_path: Path,
+) -> None:
+    cold = run_search(tmp_path, fr.SimulatedToolchain())
+    store_file = next(tmp_path.glob("*.jsonl"))
+    older = [json.loads(line) for line in store_file.read_text().splitlines()]
+    for line in older:  # as 0.1 wrote them: no format version, no kind
+        line.pop("schema")
+        line.pop("kind")
+    store_file.write_text("".join(json.dumps(line) + "\n" for line in older))
+    toolchain = fr.SimulatedToolchain()
+    store = RecordStore(tmp_path, "fp")
+    space = fr.stage_two_space()
+    again = search(space, space.start(), settings(), Machinery(store, toolchain))
+    assert toolchain.runs == counts(cold).measured  # nothing old was trusted
+    assert again.winner == cold.winner
+    notes = store_notes(store)
+    assert len(store.skipped) == len(older) and len(notes) == 4
+    assert "record format 1, this hspc-gen reads 2" in notes[0]
+    assert notes[-1].startswith(f"... and {len(older) - 3} more")
