@@ -34,7 +34,6 @@ from hspc_gen.reports import threads as threads_report
 from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
-SUBCOMMANDS = ("host", "compare", "threads")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -138,14 +137,13 @@ def threads_parser() -> argparse.ArgumentParser:
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
     report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache)
+    if isinstance(report.advice, ThreadFailure):
+        failure = report.advice
+        print(f"{PROG}: the thread search could not measure ({failure.status}):", file=sys.stderr)
+        print(failure.error.rstrip(), file=sys.stderr)
+        return 1
     document = threads_report.document(report)
     print(json_text(document) if args.json else threads_report.render(report), end="")
-    if isinstance(report.advice, ThreadFailure):
-        print(
-            f"{PROG}: the thread search could not measure: {report.advice.status}",
-            file=sys.stderr,
-        )
-        return 1
     return 0
 
 

@@ -45,10 +45,6 @@ def json_text(document: Any) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def write_json_atomic(path: Path, document: Any) -> None:
-    write_atomic(path, json_text(document))
-
-
 def host_summary(host: Host) -> str:
     return (
         f"{host.model_name}; {host.packages} package(s), {host.cores} core(s), "

@@ -40,14 +40,14 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, tune
-from hspc_gen.search.measure.toolchain import Toolchain
+from hspc_gen.search.measure.toolchain import Prepared, Toolchain
 from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.records import Cut
 from hspc_gen.search.space import Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.search.threads.session import recommend_threads, sweep_threads
+from hspc_gen.search.threads.session import ThreadInputs, recommend_threads, sweep_threads
 from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
@@ -108,16 +108,16 @@ def run(options: Options, show: Show = _quiet) -> TuneResult:
     )
     space = wiring.space_for(target, host, fixed)  # space
     settings = wiring.settings_for(target, host, options.effort, started)
+    # strategy -> render -> build -> run -> record -> decide, batch by batch:
     searched = search(space, start, settings, machinery, on_improve=header.write)
     confirmation = confirm(searched, settings, machinery)  # confirm
-    winner = (confirmation and confirmation.step.winner()) or searched.winner
-    advice: ThreadAdvice | ThreadFailure = header.threads  # threads: measured once confirmed
+    winner = searched.winner
+    advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     if confirmation is not None:
-        machinery.show("recommending thread counts and placement for the tuned channel")
-        inputs = wiring.thread_inputs(target, host)
-        advice = recommend_threads(winner, inputs, machinery.toolchain, machinery.store)
-    info = wiring.run_info(target, host, options.effort, time.monotonic() - started, load)
-    info = dataclasses.replace(info, store_notes=wiring.store_notes(machinery.store))
+        winner = confirmation.step.winner() or winner
+        advice = threads_for(winner, wiring.thread_inputs(target, host), machinery)  # threads
+    elapsed = time.monotonic() - started
+    info = wiring.run_info(target, host, options.effort, elapsed, load=load, store=machinery.store)
     found = _search_result(searched, confirmation, winner, settings)
     return _finish(TuneResult(info, winner, found, advice), out, header)  # emit, report
 
@@ -143,7 +143,6 @@ def search(
         strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
         history: list[StepResult] = []
         while (batch := strategy.propose(history)) is not None:
-            machinery.show(_announce(batch, best, staged.deadline))
             evaluation = evaluate(batch, stage, staged, machinery)
             if evaluation is None:
                 exhausted = True
@@ -158,32 +157,49 @@ def search(
 
 
 def evaluate(
+    batch: Batch, stage: tune.StageSpec, settings: tune.Settings, machinery: Machinery
+) -> Evaluation | None:
+    """One batch of the search: render; replay it from the records, or build, run and record
+    it; race and decide. None when the budget leaves the batch out (a cut, recorded)."""
+    prepared = machinery.toolchain.prepare(batch, stage.workload)  # render
+    cut = Cut(prepared.key, settings.run)
+    if machinery.store.was_cut(cut):
+        return None
+    machinery.show(_announce(batch, settings.deadline))
+    replayed = tune.replay(batch, stage, settings, machinery.store, prepared)  # record
+    if replayed is not None:
+        return replayed
+    if not tune.fits(tune.batch_seconds(batch, stage, prepared), settings.deadline):
+        machinery.store.append(cut)
+        return None
+    return _build_and_measure(batch, stage, settings, machinery, prepared, drop=True)
+
+
+def evaluate_every_round(
+    batch: Batch, stage: tune.StageSpec, settings: tune.Settings, machinery: Machinery
+) -> Evaluation:
+    """A batch measured to its last round, no arm dropped and never left out: the confirmation
+    and `compare`, whose figures are reported."""
+    prepared = machinery.toolchain.prepare(batch, stage.workload)  # render
+    replayed = tune.replay(batch, stage, settings, machinery.store, prepared, drop=False)
+    if replayed is not None:
+        return replayed
+    return _build_and_measure(batch, stage, settings, machinery, prepared, drop=False)
+
+
+def _build_and_measure(
     batch: Batch,
     stage: tune.StageSpec,
     settings: tune.Settings,
     machinery: Machinery,
+    prepared: Prepared,
     *,
-    confirming: bool = False,
-) -> Evaluation | None:
-    """One batch: render; replay it from the records, or build, run and record it; decide.
-    None when the budget leaves the batch out (a confirmation is never left out)."""
-    store, toolchain = machinery.store, machinery.toolchain
-    prepared = toolchain.prepare(batch, stage.workload)  # render
-    cut = Cut(prepared.key, settings.run)
-    if not confirming and store.was_cut(cut):
-        return None
-    replayed = tune.replay(batch, stage, settings, store, prepared, drop=not confirming)
-    if replayed is not None:
-        return replayed
-    if not confirming and not tune.fits(
-        tune.batch_seconds(batch, stage, prepared), settings.deadline
-    ):
-        store.append(cut)
-        return None
-    built = toolchain.build(prepared)  # build
-    run_plan = functools.partial(toolchain.run, built, prepared)  # run
-    return tune.measure(  # record, decide
-        batch, stage, settings, store, prepared=prepared, run_plan=run_plan, drop=not confirming
+    drop: bool,
+) -> Evaluation:
+    built = machinery.toolchain.build(prepared)  # build
+    run_plan = functools.partial(machinery.toolchain.run, built, prepared)  # run
+    return tune.measure_and_record(  # record, decide
+        batch, stage, settings, machinery.store, prepared=prepared, run_plan=run_plan, drop=drop
     )
 
 
@@ -198,7 +214,15 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
     fresh = dataclasses.replace(
         settings, seed=settings.seed + 1, deadline=tune.confirm_deadline(settings)
     )
-    return evaluate(batch, settings.stages[-1], fresh, machinery, confirming=True)
+    return evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
+
+
+def threads_for(
+    channel: ChannelParams, inputs: ThreadInputs, machinery: Machinery
+) -> ThreadAdvice | ThreadFailure:
+    """The thread counts and placement measured for the tuned channel, or why they could not be."""
+    machinery.show("recommending thread counts and placement for the tuned channel")
+    return recommend_threads(channel, inputs, machinery.toolchain, machinery.store)
 
 
 def _search_result(
@@ -207,8 +231,7 @@ def _search_result(
     winner: ChannelParams,
     settings: tune.Settings,
 ) -> SearchResult:
-    every = (*searched.evaluations, *((confirmation,) if confirmation else ()))
-    counts = sum((e.counts for e in every), PlanCounts())
+    counts = sum((e.counts for e in searched.evaluations), PlanCounts())
     confirmed = None
     if confirmation is not None:
         confirmed = findings.confirmed(confirmation, winner, settings.objective)
@@ -250,7 +273,8 @@ def _finish(result: TuneResult, out: Outputs, header: HeaderWriter) -> TuneResul
     return result
 
 
-def _announce(batch: Batch, best: ChannelParams, deadline: float) -> str:
+def _announce(batch: Batch, deadline: float) -> str:
+    best = batch.incumbent.params
     left = max(0.0, deadline - time.monotonic())
     return (
         f"stage {batch.stage} · {batch.step} · {len(batch.candidates)} candidates · "
@@ -273,8 +297,7 @@ def compare(
     machinery = Machinery(
         wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
     )
-    evaluation = evaluate(batch, settings.stages[-1], fresh, machinery, confirming=True)
-    assert evaluation is not None, "a comparison is never left out"
+    evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
     return findings.comparison(evaluation, [str(p) for p in results], target.objective)
 
 
@@ -282,7 +305,8 @@ def threads(
     target_path: Path, sweep: bool, result: Path | None, out: Path | None, cache: Path | None
 ) -> ThreadsReport:
     """`hspc-gen threads`: the recommendation for a channel (an earlier result's winner, else the
-    estimate), with --sweep the measured curve it is checked against; hspc-threads.json."""
+    estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
+    could be measured."""
     target, host = load_target(target_path), read_host()
     channel = wiring.winner_of(result) if result else wiring.estimated_params(target, host, {})
     inputs = wiring.thread_inputs(target, host)
@@ -292,6 +316,7 @@ def threads(
     else:
         advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
-    folder = out or target.output.report
-    write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
+    if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
+        folder = out or target.output.report
+        write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
     return report

@@ -7,6 +7,7 @@ orchestrator (`pipeline`) calls these.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -33,7 +34,6 @@ STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
 OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
 BUSY_LOAD_PER_CPU = 0.25  # load average above this share of the allowed CPUs: a busy machine
-STORE_NOTES_SHOWN = 3  # unreadable record lines named one by one; the rest are counted
 
 
 def estimated_params(
@@ -117,16 +117,7 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
 
 def unbounded(settings: Settings, seed: int) -> Settings:
     """The same settings with another seed and no deadline (`hspc-gen compare`)."""
-    return Settings(
-        settings.objective,
-        settings.effort,
-        seed,
-        math.inf,
-        settings.oversubscribed,
-        settings.stages,
-        math.inf,
-        settings.run,
-    )
+    return dataclasses.replace(settings, seed=seed, deadline=math.inf, confirm_deadline=math.inf)
 
 
 def cache_dir(cache: Path | None) -> Path:
@@ -172,19 +163,28 @@ def busy(host: Host, load: float) -> bool:
 
 
 def store_notes(store: RecordStore) -> tuple[str, ...]:
-    """The record lines that could not be read: the first few by name, the rest counted."""
+    """One note for the record lines that could not be read, naming the first and why."""
     skipped = store.skipped
     if not skipped:
         return ()
-    shown = [f"record store line not read (measured again instead): {s}" for s in skipped]
-    rest = len(skipped) - STORE_NOTES_SHOWN
-    more = [f"... and {rest} more such line(s) in {store.path}"] if rest > 0 else []
-    return (*shown[:STORE_NOTES_SHOWN], *more)
+    return (
+        f"{len(skipped)} line(s) of the record store could not be read (written by another "
+        f"hspc-gen version, or damaged) and are not used: what they held is measured again. "
+        f"The first: {skipped[0]}",
+    )
 
 
 def run_info(
-    target: Target, host: Host, effort: Effort, elapsed: float, load: float = 0.0
+    target: Target,
+    host: Host,
+    effort: Effort,
+    elapsed: float,
+    *,
+    load: float = 0.0,
+    store: RecordStore | None = None,
 ) -> RunInfo:
+    """What was asked, where, and how it went (the load before measuring, the record store's
+    unreadable lines)."""
     return RunInfo(
         target=target.name,
         event_bytes=target.event.size,
@@ -198,6 +198,7 @@ def run_info(
         tool_version=__version__,
         load_before=load,
         busy=busy(host, load),
+        store_notes=() if store is None else store_notes(store),
     )
 
 

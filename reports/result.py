@@ -13,7 +13,7 @@ from hspc_gen.model.result import CandidateResult, RunInfo, SearchResult, Step, 
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.threads import advice_json
 
-SCHEMA_VERSION = 2
+RESULT_SCHEMA_VERSION = 2
 """2: decisions name exclusions by status only; a failed thread search gives its status."""
 
 
@@ -43,7 +43,7 @@ def document(result: TuneResult) -> dict[str, Any]:
 
 def _common(run: RunInfo) -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": RESULT_SCHEMA_VERSION,
         "tool": {"name": "hspc-gen", "version": run.tool_version},
         "target": {
             "name": run.target,

@@ -111,6 +111,11 @@ def render(result: TuneResult) -> str:
     search = result.search
     if search is None:
         lines.append("Not measured: parameters come from the host heuristics (--effort estimate).")
+    elif search.confirmed is None and not search.trail:
+        lines.append(
+            "Not measured: the budget ran out before a batch could be measured; parameters "
+            "come from the host heuristics."
+        )
     else:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]

@@ -1,9 +1,9 @@
 """What the search measures and keeps: candidates, samples, and the record store's entries
 (the plans that produce them are `search.plan`'s).
 
-Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`), because the
-same objects are written to the record store, replayed by the fake runner and shown in reports.
-The store holds two kinds of line, each stamped with SCHEMA_VERSION: a `Record` (the samples of
+Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`): the same
+objects are written to the record store and replayed, by a re-run and by the tests' fake runner.
+The store holds two kinds of line, each stamped with RECORD_FORMAT: a `Record` (the samples of
 one arm from one plan) and a `Cut` (where the budget stopped a run).
 """
 
@@ -31,7 +31,7 @@ BASELINE_ARMS: tuple[str, ...] = (
 )
 """Reference programs timed alongside the candidates (the paper's limit lines and ladder rungs)."""
 
-SCHEMA_VERSION = 2
+RECORD_FORMAT = 2
 """The record store's line format. Version 1 (lines without a version) keyed the work per event
 differently and kept budget cuts as fake arms: its lines are reported and measured again."""
 
@@ -106,10 +106,6 @@ class Sample:
             voluntary_switches=int(data.get("voluntary_switches", 0)),
             wait_ns=float(data.get("wait_ns", 0.0)),
         )
-
-
-def params_to_dict(params: ChannelParams) -> dict[str, int | str]:
-    return params.as_dict()
 
 
 def params_from_dict(data: Mapping[str, Any]) -> ChannelParams:
@@ -200,7 +196,7 @@ class Record:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "samples",
-            "schema": SCHEMA_VERSION,
+            "schema": RECORD_FORMAT,
             "first_round": self.first_round,
             "key": self.key.to_dict(),
             "arm": self.arm,
@@ -245,7 +241,7 @@ class Cut:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "cut",
-            "schema": SCHEMA_VERSION,
+            "schema": RECORD_FORMAT,
             "key": self.key.to_dict(),
             "run": self.run,
             "plan": None if self.plan is None else list(self.plan),
@@ -264,8 +260,8 @@ class Cut:
 def entry_from_dict(data: Mapping[str, Any]) -> Record | Cut:
     """One line of the record store; ValueError for a line of another format version."""
     version = data.get("schema", 1)
-    if version != SCHEMA_VERSION:
-        raise ValueError(f"record format {version}, this hspc-gen reads {SCHEMA_VERSION}")
+    if version != RECORD_FORMAT:
+        raise ValueError(f"record format {version}, this hspc-gen reads {RECORD_FORMAT}")
     kinds: dict[str, Callable[[Mapping[str, Any]], Record | Cut]] = {
         "samples": Record.from_dict,
         "cut": Cut.from_dict,

@@ -38,8 +38,6 @@ RACING_ALPHA = 0.05
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 20070326
 """Fixed, so that a decision depends on the samples only."""
-MAX_PREEMPTED_FRACTION = 0.5
-"""Above this share of samples with an involuntary context switch, a summary warns."""
 
 Metric = Callable[[Sample], float | None]
 Estimator = Callable[[np.ndarray], np.ndarray]
@@ -176,11 +174,6 @@ def minimum_detectable_effect(
 def margin(noise_floor: float) -> float:
     """δ = max(MARGIN_FLOOR, the A/A minimum detectable effect)."""
     return max(MARGIN_FLOOR, noise_floor)
-
-
-def unreliable(summary: Summary) -> bool:
-    """Too few samples, or too many preempted, for the summary to be trusted."""
-    return summary.n < MIN_ROUNDS or summary.preempted_fraction > MAX_PREEMPTED_FRACTION
 
 
 def summarize(samples: Sequence[Sample]) -> Summary:

@@ -119,7 +119,3 @@ class RecordStore:
     def was_cut(self, cut: Cut) -> bool:
         """Whether this cut was recorded (by this command's earlier, cold run)."""
         return cut in self._cuts
-
-    def stale(self, key: RecordKey) -> tuple[Record, ...]:
-        """Records of this host under another source, compiler or flags: never reused."""
-        return tuple(r for r in self._records if r.key != key)

@@ -71,7 +71,7 @@ class Settings:
     # not stop a 10 min one, while the same command replays its own cuts exactly
 
 
-def recorded(store: RecordStore, prepared: Prepared, plan: Plan) -> RunResult | None:
+def recorded_answer(store: RecordStore, prepared: Prepared, plan: Plan) -> RunResult | None:
     """The plan's answer from the store, when every (arm, round) of it is there (or the arm's
     failure in this very chunk); None when something was never measured."""
     samples: list[Sample] = []
@@ -99,7 +99,7 @@ def recorded(store: RecordStore, prepared: Prepared, plan: Plan) -> RunResult | 
     return RunResult(Status.ok, ordered, "", statuses, replayed=True)
 
 
-class Replay:
+class ReplayRunner:
     """Answers plans from the record store only (a recorded cut answers `skipped`, as it did
     when it was recorded); `missed` turns true at the first plan never measured."""
 
@@ -108,7 +108,7 @@ class Replay:
         self.missed = False
 
     def __call__(self, plan: Plan) -> RunResult:
-        found = recorded(self.store, self.prepared, plan)
+        found = recorded_answer(self.store, self.prepared, plan)
         if found is not None:
             return found
         if self.store.was_cut(Cut.of_plan(self.prepared.key, self.run, plan)):
@@ -117,7 +117,7 @@ class Replay:
         return RunResult(Status.skipped, (), NOT_RECORDED, replayed=True)
 
 
-class Measure:
+class RecordingRunner:
     """Answers recorded plans from the store and runs the rest with `run_plan`, appending what
     it measured. Past the deadline it runs nothing, records the cut and answers `skipped`."""
 
@@ -134,7 +134,7 @@ class Measure:
         self.deadline, self.run = deadline, run
 
     def __call__(self, plan: Plan) -> RunResult:
-        found = recorded(self.store, self.prepared, plan)
+        found = recorded_answer(self.store, self.prepared, plan)
         if found is not None:  # what is recorded is used, whatever cut a shorter run
             return found
         cut = Cut.of_plan(self.prepared.key, self.run, plan)
@@ -214,13 +214,14 @@ def replay(
     drop: bool = True,
 ) -> Evaluation | None:
     """The batch's evaluation from the records alone, or None when a plan it needs was never
-    measured (then the batch must be built and measured). `drop` as `measure` had it."""
-    recorded_only = Replay(store, prepared, settings.run)
+    measured (then the batch must be built and measured). `drop` must be what the measuring
+    run used: racing on the replay drops and stops exactly where it did then."""
+    recorded_only = ReplayRunner(store, prepared, settings.run)
     evaluation = evaluate(batch, stage, settings, (recorded_only, recorded_only), drop=drop)
     return None if recorded_only.missed else evaluation
 
 
-def measure(
+def measure_and_record(
     batch: Batch,
     stage: StageSpec,
     settings: Settings,
@@ -232,8 +233,8 @@ def measure(
 ) -> Evaluation:
     """The batch's evaluation with the built binary: recorded plans replayed, the rest measured
     and recorded; the probe always runs, the race stops at the deadline."""
-    probe = Measure(store, prepared, run_plan)
-    race = Measure(store, prepared, run_plan, deadline=settings.deadline, run=settings.run)
+    probe = RecordingRunner(store, prepared, run_plan)
+    race = RecordingRunner(store, prepared, run_plan, deadline=settings.deadline, run=settings.run)
     return evaluate(batch, stage, settings, (probe, race), drop=drop)
 
 

@@ -16,7 +16,6 @@ from hspc_gen.model.threads import Capacity
 
 SMT_YIELD = 0.3
 """What a second hardware thread adds to its core: Saunders et al. measured 33-35% offloaded."""
-"""The most threads the search considers (app.yaml's threads.* accept 1 to 1024)."""
 KEEP_UP_SLACK = 0.1
 """Consumers per producer round the cost ratio up only past this much."""
 SEARCH_HEADROOM = 4

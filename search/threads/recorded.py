@@ -1,7 +1,7 @@
 """The thread search's measurements in the record store, like every other measurement.
 
 Each call of the search's `Measure` is numbered; its samples are recorded one `Record` per
-configuration (arm `<name>/<call>/<configuration>`, the call number as the first round) under
+configuration (arm `<name>/<call>/<label>[:<cpus>]`, the call number as the first round) under
 the thread search's own key, which covers everything the search depends on. The search is a
 pure function of its samples, so a re-run with the same inputs asks the same calls in the same
 order and is answered from the records: it measures nothing and recommends the same.
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hspc_gen.model import Status
 from hspc_gen.search.records import Record, RecordKey, Sample
 from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import Config, ThreadSample
 
 Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSample]]]
@@ -58,11 +59,13 @@ class RecordedMeasure:
             raise NotRecordedError(f"thread search call {call}")
         measured = self.run(configs, rounds, call)
         for config in configs:
-            samples = tuple(_with_counters(ts) for ts in measured[config])
+            arm = self.arm(call, config)
+            samples = tuple(_with_counters(ts, arm) for ts in measured[config])
             self.store.append(self._record(call, config, samples))
         # Read back what was recorded, so a cold run decides on exactly what a replay will see.
         recorded = self._recorded(call, configs, rounds)
-        assert recorded is not None, "a call just recorded is in the store"
+        if recorded is None:
+            raise MeasureFailedError(Status.no_samples, f"call {call} left rounds unmeasured")
         return recorded
 
     def _record(self, call: int, config: Config, samples: tuple[Sample, ...]) -> Record:
@@ -93,8 +96,9 @@ class RecordedMeasure:
         return out
 
 
-def _with_counters(ts: ThreadSample) -> Sample:
-    """The harness's sample with the thread search's counters folded in, for the record."""
+def _with_counters(ts: ThreadSample, arm: str) -> Sample:
+    """The harness's sample as its record holds it: the record's arm, and the thread search's
+    counters folded in."""
     return dataclasses.replace(
-        ts.sample, arm="", voluntary_switches=ts.voluntary_switches, wait_ns=ts.wait_ns
+        ts.sample, arm=arm, voluntary_switches=ts.voluntary_switches, wait_ns=ts.wait_ns
     )

@@ -2,9 +2,10 @@
 one pair's per-event costs, then thread configurations, and the noise-aware Thread Reinforcer
 (`recommend`) or an exhaustive sweep reads the measurements.
 
-Like the channel search, it is answered from the record store when it can be (`replay`), and
-otherwise built and measured (`measure`), every call recorded. A build that fails or a benchmark
-that crashes or hangs is a `ThreadFailure` value: the channel's result stands.
+Like the channel search, it is answered from the record store alone when it can be (a replay
+that raises NotRecordedError at the first call never measured), and otherwise built and
+measured, every call recorded. A build that fails or a benchmark that crashes or hangs is a
+`ThreadFailure` value: the channel's result stands.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -22,7 +24,6 @@ from hspc_gen import __version__
 from hspc_gen.model import ChannelParams, Figure, PinThreads, Status
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.search import stats
-from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared, Toolchain
 from hspc_gen.search.records import RecordKey
 from hspc_gen.search.store import RecordStore
@@ -117,10 +118,7 @@ class _Recording:
         return Bench(self.measure("threads", _events(cost)), cost, shape)
 
 
-def _harness(built: BuildResult, variant: str, workload: Workload) -> Callable[[int], Run]:
-    assert built.executable is not None
-    executable = built.executable
-
+def _harness(executable: Path, variant: str, workload: Workload) -> Callable[[int], Run]:
     def sized(events: int) -> Run:
         return HarnessMeasure(executable, variant, workload, events, THREAD_SEED).measure
 
@@ -157,7 +155,7 @@ def _search(
     if built.executable is None or built.failed:
         return ThreadFailure(Status.compile_error, built.log[-2000:])
     variant = prepared.batch.incumbent.id
-    recording = _Recording(store, key, _harness(built, variant, inputs.workload))
+    recording = _Recording(store, key, _harness(built.executable, variant, inputs.workload))
     try:
         return search(recording.bench(inputs.shape))
     except MeasureFailedError as failed:

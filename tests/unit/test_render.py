@@ -3,6 +3,7 @@ warning-free by g++ and clang++ and run once end to end."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -118,3 +119,12 @@ def test_the_header_is_clang_format_clean(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[:3000]
+
+
+def test_the_header_states_the_consumer_count_advised_not_a_rounded_up_one() -> None:
+    """Two producers and three consumers: one producer gets two, the other one (kConsumers is
+    the count to start, as hspc-result.json's recommendation says; 0.1 printed 4)."""
+    advice = ThreadAdvice(2, 3, 2, (1, 2), (1, 2, 3), pinned=False)
+    header = render_header(dataclasses.replace(spec(), threads=advice))
+    assert "inline constexpr int kConsumers = 3;" in header
+    assert "inline constexpr int kConsumersPerProducer = 2;" in header

@@ -120,6 +120,4 @@ def test_summary_of_events_per_second() -> None:
     assert summary.iqr == summary.q3 - summary.q1
     assert summary.n == 31
     assert math.isclose(summary.preempted_fraction, 5 / 31)
-    assert not stats.unreliable(summary)
-    assert stats.unreliable(stats.summarize(samples[:3]))
     assert stats.summarize([]).n == 0

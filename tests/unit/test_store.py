@@ -53,7 +53,6 @@ def test_lookup_needs_the_whole_key(tmp_path: Path) -> None:
     store.extend([other_source, fresh, other_flags])
     assert store.lookup(KEY, "c1") == (fresh,)
     assert store.lookup(KEY, "c2") == ()
-    assert store.stale(KEY) == (other_source, other_flags)
 
 
 def test_a_record_of_another_host_is_refused(tmp_path: Path) -> None:

@@ -89,3 +89,10 @@ def test_unreadable_record_lines_are_reported() -> None:
     run = dataclasses.replace(RUN, store_notes=("record store line not read: x.jsonl:3: ...",))
     text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
     assert "- record store line not read: x.jsonl:3: ..." in text
+
+
+def test_a_run_that_measured_nothing_says_so_without_a_table() -> None:
+    nothing = searched(confirmed=None, trail=(), failures=(), cached_plans=0)
+    text = render(TuneResult(RUN, WINNER, nothing, ESTIMATED))
+    assert "the budget ran out before a batch could be measured" in text
+    assert "Measured in a fresh process" not in text and "| stage |" not in text

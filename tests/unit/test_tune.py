@@ -21,7 +21,7 @@ from hspc_gen.search.tune import (
     STAGE_ONE_BASELINES,
     Settings,
     StageSpec,
-    measure,
+    measure_and_record,
     probe_events,
     replay,
 )
@@ -67,7 +67,7 @@ def test_a_failure_in_a_later_chunk_replays_in_that_chunk_only(tmp_path: Path) -
     prepared = Prepared(batch, Workload(), KEY)
     store = RecordStore(tmp_path, "fp")
     assert replay(batch, STAGE, settings(), store, prepared) is None  # nothing recorded yet
-    cold = measure(batch, STAGE, settings(), store, prepared=prepared, run_plan=run)
+    cold = measure_and_record(batch, STAGE, settings(), store, prepared=prepared, run_plan=run)
     measured = len(run.plans)
     warm = replay(batch, STAGE, settings(), RecordStore(tmp_path, "fp"), prepared)
     assert warm is not None and len(run.plans) == measured  # the replay measured nothing
@@ -84,7 +84,9 @@ def test_past_the_deadline_a_plan_is_cut_and_the_cut_is_a_record_of_its_own(
     run = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
     prepared = Prepared(batch, Workload(), KEY)
     store = RecordStore(tmp_path, "fp")
-    late = measure(batch, STAGE, settings(deadline=0.0), store, prepared=prepared, run_plan=run)
+    late = measure_and_record(
+        batch, STAGE, settings(deadline=0.0), store, prepared=prepared, run_plan=run
+    )
     assert late.counts.cut and late.counts.measured == 1  # only the sizing probe ran
     reopened = RecordStore(tmp_path, "fp")
     first_chunk = late.race.plans[0]

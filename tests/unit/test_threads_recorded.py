@@ -1,0 +1,88 @@
+"""hspc_gen.search.threads.recorded and the thread session's failure paths: the thread search's
+calls recorded in the record store, replayed exactly, and failures as values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import fake_runner as fr
+import pytest
+
+from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
+from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.search.measure.build import BuildResult
+from hspc_gen.search.measure.toolchain import Prepared
+from hspc_gen.search.records import RecordKey, Sample
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.search.threads.harness import MeasureFailedError
+from hspc_gen.search.threads.measure import Config, ThreadSample
+from hspc_gen.search.threads.recorded import NotRecordedError, RecordedMeasure
+from hspc_gen.search.threads.session import ThreadInputs, recommend_threads
+from hspc_gen.target import Workload
+
+KEY = RecordKey("fp", "threads-test", "c++", "-O2")
+CONFIGS = [Config(1, 1), Config(2, 2, "compact", (1, 2), (3, 4))]
+
+
+class Harness:
+    """A stand-in harness: `rounds` samples per configuration (fewer with `short`), counted."""
+
+    def __init__(self, short: bool = False) -> None:
+        self.calls: list[int] = []
+        self.short = short
+
+    def __call__(
+        self, configs: Sequence[Config], rounds: int, call: int
+    ) -> Mapping[Config, Sequence[ThreadSample]]:
+        self.calls.append(call)
+        made = rounds - 1 if self.short else rounds
+        return {c: [self.sample(c, r, call) for r in range(made)] for c in configs}
+
+    @staticmethod
+    def sample(config: Config, rnd: int, call: int) -> ThreadSample:
+        wall = 1e6 * (1 + 0.1 * rnd + 0.01 * call) / config.producers
+        sample = Sample(f"t{config.producers}", rnd, 10_000, wall, wall, wall / 2, 1, 0, 2, True)
+        return ThreadSample(sample, voluntary_switches=3 + rnd, wait_ns=wall / 5)
+
+
+def measure(store: RecordStore, harness: Harness | None) -> RecordedMeasure:
+    return RecordedMeasure(store, KEY, "threads", 10_000, seed=5, run=harness)
+
+
+def test_calls_are_recorded_and_a_replay_sees_exactly_what_the_cold_run_saw(
+    tmp_path: Path,
+) -> None:
+    harness = Harness()
+    cold = measure(RecordStore(tmp_path, "fp"), harness)
+    first, second = cold(CONFIGS, 4), cold(CONFIGS[:1], 3)
+    assert harness.calls == [0, 1]
+    warm = measure(RecordStore(tmp_path, "fp"), None)  # a replay: nothing may be measured
+    assert warm(CONFIGS, 4) == first and warm(CONFIGS[:1], 3) == second
+    (sample, *_) = first[CONFIGS[1]]
+    assert sample.sample.arm == "threads/0/2p2c@compact:1+2+3+4"
+    assert (sample.voluntary_switches, sample.wait_ns) == (3, sample.sample.wall_ns / 5)
+    with pytest.raises(NotRecordedError):
+        warm(CONFIGS, 4)  # a third call was never measured
+
+
+def test_a_call_that_leaves_rounds_unmeasured_is_a_failure_not_a_crash(tmp_path: Path) -> None:
+    short = measure(RecordStore(tmp_path, "fp"), Harness(short=True))
+    with pytest.raises(MeasureFailedError) as failed:
+        short(CONFIGS, 4)
+    assert failed.value.status is Status.no_samples
+
+
+class FailingBuild(fr.SimulatedToolchain):
+    def build(self, prepared: Prepared) -> BuildResult:
+        return BuildResult(Status.compile_error, None, "src", log="work.cpp:3: error: nope")
+
+
+def test_a_thread_search_whose_build_fails_is_a_thread_failure(tmp_path: Path) -> None:
+    channel = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+    shape = TopologyShape.uniform(cores_per_package=2)
+    inputs = ThreadInputs(Workload(), "auto", "auto", PinThreads.auto, shape)
+    store = RecordStore(tmp_path, "fp")
+    found = recommend_threads(channel, inputs, FailingBuild(), store)
+    assert found == ThreadFailure(Status.compile_error, "work.cpp:3: error: nope")
