@@ -193,8 +193,8 @@ def race(
         )
         result = run(plan)
         state.absorb(plan, result)
-        if result.status is Status.skipped and state.samples:
-            break  # the budget ran out between chunks: decide on the rounds already run
+        if result.status is Status.skipped:  # the budget ran out: decide on the rounds run
+            return state.result(Status.ok if state.samples else Status.skipped, result.log)
         state.first += plan.rounds
         if result.status is not Status.ok:
             return state.result(result.status, result.log)

@@ -175,3 +175,13 @@ def test_evaluate_batch_races_then_decides_on_replayed_samples() -> None:
     by_arm = stats.group_by_arm(ev.race.samples)
     assert set(BASELINES) <= set(by_arm)
     assert all(isinstance(s, Sample) for s in ev.race.samples)
+
+
+def test_a_budget_cut_counts_only_the_rounds_that_ran() -> None:
+    cands = batch_of(BASE, BASE.replace(padding_bytes=0))
+    cut_at_once = FailingRunner(fr.SimulatedRunner({}), fail_at=1, status=Status.skipped)
+    nothing = race(cands, cands[0].id, settings(), cut_at_once.run)
+    assert (nothing.status, nothing.rounds, nothing.counts.cut) == (Status.skipped, 0, True)
+    cut_later = FailingRunner(fr.SimulatedRunner({}), fail_at=2, status=Status.skipped)
+    some = race(cands, cands[0].id, settings(), cut_later.run)
+    assert (some.status, some.rounds, some.counts.cut) == (Status.ok, stats.MIN_ROUNDS, True)
