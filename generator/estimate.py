@@ -10,7 +10,15 @@ import math
 from collections.abc import Sequence
 
 from hspc_gen.host import Host
-from hspc_gen.model import LIMITS, SEARCH_MIN_BUFFER_BYTES, ChannelParams, PinThreads, Primitive
+from hspc_gen.model import (
+    LIMITS,
+    SEARCH_MIN_BUFFER_BYTES,
+    ChannelParams,
+    PinThreads,
+    Primitive,
+    buffer_floor,
+    floor_power_of_two,
+)
 from hspc_gen.model.threads import ThreadAdvice
 
 # Blocking first: on a small or shared host the peer is often not running, and spinning then
@@ -45,16 +53,20 @@ def stack_offset_bytes(host: Host) -> int:
     return 4096 + 4 * host.cache_line_bytes if host.smt else 0
 
 
+def buffer_count(event_bytes: int, max_buffer_memory: int) -> int:
+    """DEFAULT_BUFFERS, or as many as the memory bound allows of the smallest buffers (two at
+    least: the target is refused when not even two fit)."""
+    floor = buffer_floor(event_bytes, max_buffer_memory)
+    return max(LIMITS["buffers"].low, min(DEFAULT_BUFFERS, max_buffer_memory // floor))
+
+
 def buffer_bytes(host: Host, buffers: int, event_bytes: int, max_buffer_memory: int) -> int:
-    """All buffers together in about half the L2 a core owns, so they stay cached."""
+    """All buffers together in about half the L2 a core owns, so they stay cached; never more
+    than the memory bound allows, never less than one event."""
     target = max(host.l2_bytes_per_core() // (2 * buffers), SEARCH_MIN_BUFFER_BYTES)
-    size = 1 << (min(target, MAX_ESTIMATED_BUFFER_BYTES).bit_length() - 1)
-    size = min(size, _floor_pow2(max_buffer_memory // buffers))
-    return max(size, SEARCH_MIN_BUFFER_BYTES, event_bytes)
-
-
-def _floor_pow2(n: int) -> int:
-    return 1 << (max(n, 1).bit_length() - 1)
+    size = floor_power_of_two(min(target, MAX_ESTIMATED_BUFFER_BYTES))
+    size = min(size, floor_power_of_two(max_buffer_memory // buffers))
+    return max(size, buffer_floor(event_bytes, max_buffer_memory))
 
 
 def primitive(host: Host, allowed: Sequence[Primitive]) -> Primitive:
@@ -82,7 +94,7 @@ def estimate(
     allowed: Sequence[Primitive],
     pin: PinThreads,
 ) -> ChannelParams:
-    buffers = DEFAULT_BUFFERS
+    buffers = buffer_count(event_bytes, max_buffer_memory)
     producer_cpu, consumer_cpu = placement(host, pin)
     return ChannelParams(
         padding_bytes=padding_bytes(host),

@@ -6,10 +6,18 @@ import difflib
 from collections.abc import Iterable, Mapping
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import LIMITS, PARAM_NAMES, ChannelParams, Primitive
+from hspc_gen.model import (
+    LIMITS,
+    PARAM_NAMES,
+    ChannelParams,
+    Primitive,
+    floor_power_of_two,
+    next_power_of_two,
+)
 from hspc_gen.units import parse_size
 
 _SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes"})
+_MEMORY = ("buffers", "buffer_bytes")
 
 
 def domain_error(name: str, value: object) -> str | None:
@@ -77,3 +85,32 @@ def _suggest(word: str, choices: Iterable[str]) -> str:
 
 def apply(params: ChannelParams, overrides: Mapping[str, int | Primitive]) -> ChannelParams:
     return params.replace(**overrides) if overrides else params
+
+
+def fit_memory(
+    point: ChannelParams,
+    fixed: Mapping[str, int | Primitive],
+    max_buffer_memory: int,
+    event_bytes: int,
+) -> ChannelParams:
+    """`point` within constraints.max_buffer_memory: the parameters `--set` left free give way
+    (smaller buffers, then fewer); when the fixed ones alone exceed it, that is refused."""
+    if point.buffers * point.buffer_bytes <= max_buffer_memory:
+        return point
+    one_event = max(LIMITS["buffer_bytes"].low, next_power_of_two(event_bytes))
+    if "buffer_bytes" not in fixed:
+        size = floor_power_of_two(max_buffer_memory // point.buffers)
+        if size >= one_event:
+            return point.replace(buffer_bytes=size)
+    if "buffers" not in fixed:
+        count = max_buffer_memory // point.buffer_bytes
+        if count >= LIMITS["buffers"].low:
+            return point.replace(buffers=count)
+    buffers = point.buffers if "buffers" in fixed else LIMITS["buffers"].low
+    size = point.buffer_bytes if "buffer_bytes" in fixed else one_event
+    told = " and ".join(f"{name}={getattr(point, name)}" for name in fixed if name in _MEMORY)
+    raise UserError(
+        f"--set {told}: {buffers} buffer(s) of {size} B take {buffers * size} B, above"
+        f" constraints.max_buffer_memory ({max_buffer_memory} B); at most"
+        f" {max_buffer_memory // size} buffer(s) of {size} B fit"
+    )

@@ -29,7 +29,7 @@ from pydantic import (
 )
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import Objective, PinThreads, Primitive
+from hspc_gen.model import Objective, PinThreads, Primitive, smallest_buffer_memory
 from hspc_gen.target_fields import (
     HeaderFile,
     Name,
@@ -259,11 +259,13 @@ class Target(BaseModel):
 
     @model_validator(mode="after")
     def _two_events_fit(self) -> Target:
-        if self.constraints.max_buffer_memory < 2 * self.event.stride:
+        least = smallest_buffer_memory(self.event.stride)
+        if self.constraints.max_buffer_memory < least:
             raise LocatedError(
                 ("constraints", "max_buffer_memory"),
-                f"{format_size(self.constraints.max_buffer_memory)} cannot hold two"
-                f" {format_size(self.event.stride)} events (the least a channel double-buffers)",
+                f"{format_size(self.constraints.max_buffer_memory)} admits no channel for"
+                f" {format_size(self.event.stride)} events: two buffers of one event each take"
+                f" {format_size(least)}; allow at least that",
             )
         return self
 

@@ -49,7 +49,8 @@ def estimated_params(
     )
     point = params.apply(point, fixed)
     params.check(point, host.allowed_cpus)
-    return point
+    memory = target.constraints.max_buffer_memory
+    return params.fit_memory(point, fixed, memory, target.event.stride)
 
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:

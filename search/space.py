@@ -11,7 +11,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import LIMITS, SEARCH_MIN_BUFFER_BYTES, ChannelParams, PinThreads, Primitive
+from hspc_gen.model import (
+    LIMITS,
+    ChannelParams,
+    PinThreads,
+    Primitive,
+    buffer_floor,
+    floor_power_of_two,
+    smallest_buffer_memory,
+)
 
 # The grids the search walks, inside the parameter limits (model.LIMITS).
 PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, LIMITS["padding_bytes"].high)
@@ -78,14 +86,6 @@ class HostShape:
     l2_bytes: int = 0
 
 
-def next_power_of_two(n: int) -> int:
-    return 1 << max(0, n - 1).bit_length()
-
-
-def floor_power_of_two(n: int) -> int:
-    return 1 << (n.bit_length() - 1) if n > 0 else 0
-
-
 @dataclass(frozen=True)
 class Space:
     """All the points the search may propose, and the rule that says which are allowed."""
@@ -116,13 +116,13 @@ class Space:
             raise UserError(f"event_bytes must be at least 1, not {event_bytes}")
         if not prims:
             raise UserError("no synchronization primitive is allowed: allow at least one")
-        low = max(SEARCH_MIN_BUFFER_BYTES, next_power_of_two(event_bytes))
+        low = buffer_floor(event_bytes, max_buffer_memory)
         high = floor_power_of_two(max_buffer_memory // min(BUFFER_COUNTS))
         if high < low:
             raise UserError(
                 f"max_buffer_memory {max_buffer_memory} B cannot hold {min(BUFFER_COUNTS)} buffers"
-                f" of {low} B (one {event_bytes} B event, at least {SEARCH_MIN_BUFFER_BYTES} B);"
-                f" allow at least {min(BUFFER_COUNTS) * low} B"
+                f" of one {event_bytes} B event; allow at least"
+                f" {smallest_buffer_memory(event_bytes)} B"
             )
         return cls(
             event_bytes=event_bytes,

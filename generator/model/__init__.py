@@ -146,6 +146,30 @@ SEARCH_MIN_BUFFER_BYTES = 256
 """The smallest buffer the search and the estimate propose (the channel accepts 64): below it
 the once-per-buffer hand-off costs more than the events it carries."""
 
+
+def next_power_of_two(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
+def floor_power_of_two(n: int) -> int:
+    return 1 << (n.bit_length() - 1) if n > 0 else 0
+
+
+def smallest_buffer_memory(event_bytes: int) -> int:
+    """The least memory a channel's buffers can take: two buffers of one event each (a power of
+    two, at least the channel's smallest buffer). A smaller max_buffer_memory admits no channel."""
+    one_event = max(LIMITS["buffer_bytes"].low, next_power_of_two(event_bytes))
+    return LIMITS["buffers"].low * one_event
+
+
+def buffer_floor(event_bytes: int, max_buffer_memory: int) -> int:
+    """The smallest buffer the search and the estimate propose: SEARCH_MIN_BUFFER_BYTES and at
+    least one event, or less when max_buffer_memory leaves less for two buffers."""
+    two_fit = floor_power_of_two(max_buffer_memory // LIMITS["buffers"].low)
+    roomy = min(SEARCH_MIN_BUFFER_BYTES, two_fit)
+    return max(LIMITS["buffer_bytes"].low, next_power_of_two(event_bytes), roomy)
+
+
 MAX_THREADS = 1024
 """The most producer or consumer threads app.yaml may ask for, and the thread search considers."""
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import ChannelParams, PinThreads, Primitive
+from hspc_gen.model import (
+    ChannelParams,
+    PinThreads,
+    Primitive,
+    floor_power_of_two,
+    next_power_of_two,
+)
 from hspc_gen.search.space import (
     UNPINNED_CPUS,
     Choice,
@@ -13,8 +19,6 @@ from hspc_gen.search.space import (
     IntRange,
     PowerOfTwo,
     Space,
-    floor_power_of_two,
-    next_power_of_two,
     placements,
 )
 
@@ -156,3 +160,16 @@ def test_sizes_around_stay_inside() -> None:
     assert s.sizes_around(256, 2) == (256, 512, 1024)
     assert s.sizes_around(32 * KiB, 1) == (16 * KiB, 32 * KiB)
     assert s.sizes_around(3000, 1) == ()
+
+
+@pytest.mark.parametrize("memory", [128, 512, 1000])
+def test_a_small_memory_bound_shrinks_the_grid_instead_of_being_broken(memory: int) -> None:
+    space = Space.from_target(
+        event_bytes=8,
+        primitives=tuple(Primitive),
+        max_buffer_memory=memory,
+        pin_threads=PinThreads.never,
+        host=TWO_VCPU,
+    )
+    assert space.grid() and all(n * size <= memory for n, size in space.grid())
+    assert space.contains(space.start())

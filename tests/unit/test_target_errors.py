@@ -67,7 +67,10 @@ BAD_INPUTS = [
     ("tiny memory", H + "constraints:\n  max_buffer_memory: 64B\n", ":5", ["128B to 1GiB"]),
     ("huge memory", H + "constraints:\n  max_buffer_memory: 2GiB\n", ":5", ["2GiB is out of"]),
     ("two events do not fit", "name: t\nevent: {size: 64KiB}\nconstraints:\n"
-     "  max_buffer_memory: 100KiB\n", ":4", ["100KiB cannot hold two 64KiB events"]),
+     "  max_buffer_memory: 100KiB\n", ":4",
+     ["100KiB admits no channel for 64KiB events", "each take 128KiB; allow at least"]),
+    ("no channel for small events", H + "constraints:\n  max_buffer_memory: 127B\n", ":5",
+     ["127B is out of range: 128B to 1GiB"]),
     ("zero budget", H + "budget: 0\n", ":4", ["budget: 0 is out of range: 1s to 24h"]),
     ("huge budget", H + "budget: 25h\n", ":4", ["budget: 25h is out of range"]),
     ("junk budget", H + "budget: soon\n", ":4", ["'soon' is not a duration"]),

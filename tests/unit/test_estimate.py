@@ -1,0 +1,49 @@
+"""hspc_gen.estimate: every parameter from the host's topology, within the target's limits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hspc_gen import estimate
+from hspc_gen.errors import UserError
+from hspc_gen.host import read_host
+from hspc_gen.model import LIMITS, PinThreads, Primitive, smallest_buffer_memory
+from hspc_gen.params import fit_memory
+
+SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
+HOSTS = ("epyc-2c-vm", "1s-4c-8t", "2s-8c-2t")
+
+
+# Every bound app.yaml accepts for the event (it refuses the smaller ones: test_target).
+BOUNDS = [
+    (event, memory)
+    for event in (1, 8, 24, 100, 4096)
+    for memory in (128, 511, 512, 1000, 4096, 1 << 20, 4 << 20)
+    if memory >= smallest_buffer_memory(event)
+]
+
+
+@pytest.mark.parametrize("host_name", HOSTS)
+@pytest.mark.parametrize(("event_bytes", "memory"), BOUNDS)
+def test_the_estimate_never_exceeds_the_memory_bound(
+    host_name: str, event_bytes: int, memory: int
+) -> None:
+    host = read_host(SYSFS / host_name / "sys")
+    point = estimate.estimate(host, event_bytes, memory, tuple(Primitive), PinThreads.auto)
+    assert point.buffers * point.buffer_bytes <= memory
+    assert point.buffer_bytes >= event_bytes and LIMITS["buffers"].allows(point.buffers)
+    assert LIMITS["buffer_bytes"].allows(point.buffer_bytes)
+
+
+def test_free_parameters_give_way_to_the_memory_bound_and_fixed_ones_are_refused() -> None:
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    point = estimate.estimate(host, 8, 4 << 20, tuple(Primitive), PinThreads.auto)
+    many = point.replace(buffers=64)
+    fitted = fit_memory(many, {"buffers": 64}, 8192, 8)
+    assert (fitted.buffers, fitted.buffer_bytes) == (64, 128)
+    big = point.replace(buffer_bytes=4096)
+    assert fit_memory(big, {"buffer_bytes": 4096}, 8192, 8).buffers == 2
+    with pytest.raises(UserError, match=r"--set buffers=64: 64 buffer\(s\) of 64 B take 4096 B"):
+        fit_memory(many, {"buffers": 64}, 512, 8)
