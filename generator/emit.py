@@ -113,3 +113,22 @@ def banner(search: SearchResult) -> tuple[str, ...]:
 def _figure_text(figure: Figure, form: str) -> str:
     low, high = form.format(figure.ci95_low), form.format(figure.ci95_high)
     return f"{form.format(figure.median)} (95% CI {low} to {high}, n={figure.n})"
+
+
+def writable_problem(path: Path, folder: bool = False) -> str | None:
+    """Why `path` (a file, or a folder when `folder`) could not be written, or None: checked
+    before anything is written, so a run never dies halfway through its outputs."""
+    if path.exists() and path.is_dir() != folder:
+        return (
+            f"{path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}"
+        )
+    existing = path if folder else path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, so {path} cannot be made"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    return None

@@ -91,6 +91,7 @@ def run(options: Options, show: Show = _quiet) -> TuneResult:
     fixed = params.parse_overrides(options.overrides)
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
     out = Outputs.of(target, options.out)
+    wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     header = HeaderWriter(
         out.header, target, host, options.command, wiring.estimated_threads(target, host)
     )
@@ -310,6 +311,8 @@ def threads(
     target, host = load_target(target_path), read_host()
     channel = wiring.winner_of(result) if result else wiring.estimated_params(target, host, {})
     inputs = wiring.thread_inputs(target, host)
+    folder = out or target.output.report
+    wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store, toolchain = wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
     if sweep:
         advice, curve = sweep_threads(channel, inputs, toolchain, store)
@@ -317,6 +320,5 @@ def threads(
         advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
-        folder = out or target.output.report
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
     return report

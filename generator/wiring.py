@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from hspc_gen import __version__, estimate, params
+from hspc_gen import __version__, emit, estimate, params
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Effort, Primitive
@@ -124,6 +124,15 @@ def unbounded(settings: Settings, seed: int) -> Settings:
 def cache_dir(cache: Path | None) -> Path:
     """Records and builds live per user, across runs and output folders (FFTW's wisdom file)."""
     return cache or Path.home() / ".cache" / "hspc-gen"
+
+
+def check_outputs(*files: Path, cache: Path | None) -> None:
+    """Refuse, before anything is written, outputs or a cache that cannot be written."""
+    for path in files:
+        if (problem := emit.writable_problem(path)) is not None:
+            raise UserError(f"cannot write {path.name}: {problem}")
+    if (problem := emit.writable_problem(cache_dir(cache), folder=True)) is not None:
+        raise UserError(f"cannot use the cache folder: {problem} (choose another with --cache)")
 
 
 def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolchain:

@@ -90,7 +90,13 @@ class YamlSource:
 def load_yaml_mapping(path: Path) -> YamlSource:
     """The mapping in the YAML file at `path`; a UserError for anything else."""
     text = _read_text(path)
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as error:  # a control character, before any parsing
+        line = text.count("\n", 0, error.position) + 1
+        raise UserError(
+            f"{path}:{line}: not a YAML text: character {error.character:#04x} is not allowed"
+        ) from None
     try:
         node = loader.get_single_node()
         if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == _NULL_TAG):

@@ -186,3 +186,22 @@ def test_the_memory_bound_holds_for_the_estimate_and_set_cannot_break_it(tmp_pat
     refused = hspc_gen("--target", "app.yaml", "--set", "buffers=64", cwd=tmp_path)
     assert_one_clear_error(refused, "--set buffers=64", "max_buffer_memory (512 B)", "at most 8")
     assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--out", "afile"], "afile is a file, so afile/example_channel.hpp cannot be made"),
+        (["--out", "afile/under"], "afile is a file, so afile/under/example_channel.hpp"),
+        (["--cache", "afile"], "cannot use the cache folder: afile is a file, not a folder"),
+        (["--cache", "afile/under"], "afile is a file, so afile/under cannot be made"),
+    ],
+)
+def test_outputs_and_a_cache_that_cannot_be_written_are_refused_before_writing(
+    tmp_path: Path, args: list[str], expected: str
+) -> None:
+    (tmp_path / "afile").write_text("not a folder\n")
+    before = listing(tmp_path)
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", *args, cwd=tmp_path)
+    assert_one_clear_error(done, expected)
+    assert listing(tmp_path) == before

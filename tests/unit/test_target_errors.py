@@ -134,6 +134,11 @@ def test_a_folder_is_not_a_file(tmp_path: Path) -> None:
     assert error_of(tmp_path) == f"{tmp_path}: is a directory, not a YAML file"
 
 
+def test_text_with_a_control_character(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "name: t\nevent:\n  size: 8\x00\n"))
+    assert message.endswith(":3: not a YAML text: character 0x00 is not allowed")
+
+
 def test_text_that_is_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "app.yaml"
     path.write_bytes(b"name: caf\xe9\n")
