@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,14 +25,13 @@ from hspc_gen import __version__, pipeline
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
-from hspc_gen.model import Effort
+from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.pipeline import Options, Show
 from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.units import parse_duration
 
 PROG = "hspc-gen"
 
@@ -43,23 +43,28 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see {self.prog} --help)")
 
 
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+COMMANDS = {
+    "host": "show what the tuner sees of this host",
+    "compare": "re-measure the winners of earlier runs side by side",
+    "threads": "recommend thread counts and placement for a tuned channel",
+}
+EPILOG = "other commands (each with --help):\n" + "".join(
+    f"  {PROG} {name:<8} {what}\n" for name, what in COMMANDS.items()
+)
 
 
 def main_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Tune a producer/consumer channel for this host and write its C++ header.",
-        epilog="Other commands: 'hspc-gen host' shows the host topology; 'hspc-gen compare' "
-        "re-measures earlier winners side by side.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
     parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
-    parser.add_argument("--budget", type=_duration, help="wall time bound, e.g. 90s or 2m")
+    parser.add_argument(
+        "--budget", metavar="TIME", help="wall-time bound of the whole run, e.g. 90s or 2m"
+    )
     parser.add_argument(
         "--effort",
         type=Effort,
@@ -73,7 +78,7 @@ def main_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="fix a channel parameter, e.g. --set buffers=4 --set primitive=futex",
+        help=f"fix a channel parameter ({', '.join(PARAM_NAMES)}), e.g. --set buffers=4",
     )
     parser.add_argument(
         "--cache",
@@ -180,22 +185,42 @@ def _progress(silent: bool) -> Show:
     return lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True)
 
 
+class TerminatedError(Exception):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise TerminatedError
+
+
+def _dispatch(args: list[str]) -> int:
+    commands = {"host": _host_command, "compare": _compare_command, "threads": _threads_command}
+    choices = f"give --target FILE, or a command: {', '.join(commands)}"
+    if args and args[0] in commands:
+        return commands[args[0]](args[1:])
+    if args == ["help"]:
+        print(main_parser().format_help(), end="")
+        return 0
+    if not args:
+        raise UserError(f"nothing to do: {choices} (see {PROG} --help)")
+    if not args[0].startswith("-"):
+        raise UserError(f"unknown command {args[0]!r}: {choices}")
+    return _main_command(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
-        if args and args[0] == "host":
-            return _host_command(args[1:])
-        if args and args[0] == "compare":
-            return _compare_command(args[1:])
-        if args and args[0] == "threads":
-            return _threads_command(args[1:])
-        return _main_command(args)
+        return _dispatch(args)
     except UserError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return UserError.exit_status
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted; what was measured is kept for the next run", file=sys.stderr)
-        return 130
+    except (KeyboardInterrupt, TerminatedError) as stop:
+        terminated = isinstance(stop, TerminatedError)
+        why = "terminated" if terminated else "interrupted"
+        print(f"{PROG}: {why}; what was measured is kept for the next run", file=sys.stderr)
+        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
 
 
 if __name__ == "__main__":

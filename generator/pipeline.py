@@ -66,7 +66,7 @@ def _quiet(_line: str) -> None:
 class Options:
     target: Path
     out: Path | None
-    budget: float | None
+    budget: str | None  # --budget as typed (app.yaml's budget otherwise)
     effort: Effort
     overrides: tuple[str, ...]
     cache: Path | None
@@ -85,8 +85,9 @@ class Machinery:
 def run(options: Options, show: Show = _quiet) -> TuneResult:
     """`hspc-gen --target`: tune the channel for this host and write its header and reports."""
     started = time.monotonic()
-    budget = None if options.budget is None else {"budget": f"{options.budget}s"}
-    target = load_target(options.target, overrides=budget)  # target
+    given = {} if options.budget is None else {"budget": options.budget}
+    labels = {"budget": f"--budget {options.budget}"}
+    target = load_target(options.target, overrides=given, labels=labels)  # target
     host = read_host()  # host
     fixed = params.parse_overrides(options.overrides)
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
@@ -259,7 +260,7 @@ class Outputs:
 
     @staticmethod
     def of(target: Target, out: Path | None) -> Outputs:
-        header_name = f"{target.name}_channel.hpp"
+        header_name = target.output.header.name  # output.header's name, in --out's folder
         if out is not None:
             return Outputs(out / header_name, out / RESULT_FILE, out / SUMMARY_FILE)
         report = target.output.report
@@ -289,7 +290,7 @@ def compare(
 ) -> Comparison:
     """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
     target, host = load_target(target_path), read_host()
-    points = [wiring.winner_of(path) for path in results]
+    points = [wiring.winner_of(path, target) for path in results]
     if len(set(points)) < len(points):
         raise UserError("the results name the same winner: nothing to compare")
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
@@ -309,7 +310,9 @@ def threads(
     estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
     could be measured."""
     target, host = load_target(target_path), read_host()
-    channel = wiring.winner_of(result) if result else wiring.estimated_params(target, host, {})
+    channel = (
+        wiring.winner_of(result, target) if result else wiring.estimated_params(target, host, {})
+    )
     inputs = wiring.thread_inputs(target, host)
     folder = out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)

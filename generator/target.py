@@ -287,14 +287,19 @@ def _output_defaults(name: object, output: dict[str, Any]) -> dict[str, Any]:
     return output
 
 
-def load_target(path: Path, overrides: Mapping[str, str] | None = None) -> Target:
-    """The Target in the app.yaml at `path`, with `overrides` ({"budget": "2m"}) applied first.
+def load_target(
+    path: Path,
+    overrides: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> Target:
+    """The Target in the app.yaml at `path`, with `overrides` ({"budget": "2m"}) applied first;
+    a bad override is blamed on its label ({"budget": "--budget 2m"}) when given.
 
     Raises UserError with one message (the file, the dotted key, the line) on any bad input.
     """
     source = load_yaml_mapping(path)
     if overrides:
-        source = source.with_overrides(overrides)
+        source = source.with_overrides(overrides, labels)
     return validate(source, Target, context={"base_dir": path.absolute().parent})
 
 

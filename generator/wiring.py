@@ -91,11 +91,15 @@ def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) 
 def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
     """Stage One with the idealised producer and consumer (events only), Stage Two with the app's
     real work; `exhaustive` is one stage over the grid, with the work."""
+    # The paper's optimal, achievable and upper-bound lines compare the work with and without
+    # the channel: with no work they would be rates of empty loops, so they are not run.
+    worked = target.workload != Workload()
+    baselines = STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, STAGE_TWO_BASELINES),)
+        return (StageSpec("exhaustive", target.workload, baselines),)
     return (
         StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE),
-        StageSpec("stage_two", target.workload, STAGE_TWO_BASELINES, STAGE_TWO_SHARE),
+        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE),
     )
 
 
@@ -184,6 +188,24 @@ def store_notes(store: RecordStore) -> tuple[str, ...]:
     )
 
 
+def thread_notes(target: Target, host: Host) -> tuple[str, ...]:
+    """A word when app.yaml fixes more threads than this host has CPUs for."""
+    producers, consumers = target.threads.producers, target.threads.consumers
+    fixed = [n for n in (producers, consumers) if isinstance(n, int)]
+    cpus = len(host.allowed_cpus)
+    if sum(fixed) <= cpus:
+        return ()
+    asked = " and ".join(
+        f"{n} {role}"
+        for n, role in ((producers, "producers"), (consumers, "consumers"))
+        if isinstance(n, int)
+    )
+    return (
+        f"threads: {asked} on {cpus} usable CPU(s): they take turns on the CPUs"
+        " (oversubscribed), and a spinning primitive then burns the time its peer needs",
+    )
+
+
 def run_info(
     target: Target,
     host: Host,
@@ -208,14 +230,23 @@ def run_info(
         tool_version=__version__,
         load_before=load,
         busy=busy(host, load),
-        store_notes=() if store is None else store_notes(store),
+        notes=(*thread_notes(target, host), *(store_notes(store) if store else ())),
     )
 
 
-def winner_of(path: Path) -> ChannelParams:
-    """The winning parameters recorded in an hspc-result.json."""
+def winner_of(path: Path, target: Target) -> ChannelParams:
+    """The winning parameters recorded in an hspc-result.json of this target (the same name and
+    event size: another app's channel is no answer for this one)."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
-        return params_from_dict(document["winner"]["params"])
+        params = params_from_dict(document["winner"]["params"])
+        tuned = document["target"]
+        name, event_bytes = str(tuned["name"]), int(tuned["event_bytes"])
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise UserError(f"{path}: not an hspc-result.json ({err})") from None
+    if (name, event_bytes) != (target.name, target.event.size):
+        raise UserError(
+            f"{path}: tuned for {name!r} with {event_bytes} B events, not for {target.name!r}"
+            f" with {target.event.size} B events"
+        )
+    return params

@@ -57,7 +57,7 @@ class YamlSource:
         """
         for length in range(len(loc), -1, -1):
             if loc[:length] in self.overrides:
-                return f"{self.path}: {text} (from override '{self.overrides[loc[:length]]}')"
+                return f"{text} (from {self.overrides[loc[:length]]})"
         line = self.line(loc, at_key=at_key)
         return f"{self.path}:{line}: {text}" if line else f"{self.path}: {text}"
 
@@ -71,19 +71,23 @@ class YamlSource:
                 return self.key_lines[loc[:length]]
         return None
 
-    def with_overrides(self, overrides: Mapping[str, str]) -> YamlSource:
-        """A copy with `dotted.key=value` pairs set; each value is read as a YAML scalar or list."""
+    def with_overrides(
+        self, overrides: Mapping[str, str], labels: Mapping[str, str] | None = None
+    ) -> YamlSource:
+        """A copy with `dotted.key=value` pairs set; each value is read as a YAML scalar or list.
+        A problem with one is blamed on its label (e.g. "--budget 2x"), not on the file."""
         data = copy.deepcopy(self.data)
         recorded = dict(self.overrides)
         for key, text in overrides.items():
-            where = f"{self.path}: override '{key}={text}'"
+            label = (labels or {}).get(key, f"override '{key}={text}'")
+            where = f"{self.path}: {label}"
             if _OVERRIDE_KEY.fullmatch(key) is None:
                 raise UserError(
                     f"{where}: '{key}' is not a dotted key such as budget or event.size"
                 )
             parts = key.split(".")
             _set_path(data, parts, _parse_override(text, where), where)
-            recorded[tuple(parts)] = f"{key}={text}"
+            recorded[tuple(parts)] = label
         return YamlSource(self.path, data, self.value_lines, self.key_lines, recorded)
 
 

@@ -35,7 +35,7 @@ def document(result: TuneResult) -> dict[str, Any]:
     out.update(
         load_before=result.run.load_before,
         busy=result.run.busy,
-        store_notes=list(result.run.store_notes),
+        notes=list(result.run.notes),
         recommendation=_recommendation(result.threads),
     )
     return out

@@ -16,6 +16,17 @@ def _si(value: float) -> str:
     return f"{value:.3g}"
 
 
+BASELINE_LABELS = {
+    "producer_alone": "producer_alone (the producer's loop, no channel)",
+    "consumer_alone": "consumer_alone (the consumer's loop, no channel)",
+    "optimal": "optimal (the producer's work alone, nothing handed over)",
+    "achievable": "achievable (the producer filling an empty buffer of the same memory)",
+    "upper_bound": "upper_bound (one thread doing both sides' work: the rate a channel must beat)",
+}
+"""What each baseline measures, after the paper's limit lines (its Upper bound is a time: the
+slowest a channel may be, so as a rate it is the floor the channel must beat)."""
+
+
 def _rate(figure: Figure | None) -> str:
     if figure is None:
         return "not measured"
@@ -43,7 +54,7 @@ def _measured(search: SearchResult) -> list[str]:
             f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
     for name, summary in sorted(confirmed.baselines.items()):
-        lines.append(f"- {name}: {_rate(summary)}")
+        lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}")
     efficiency = confirmed.efficiency
     if efficiency is not None:
         lines.append(
@@ -94,7 +105,6 @@ def _notes(result: TuneResult, search: SearchResult) -> list[str]:
             f"{search.cached_plans} plan(s) replayed from the record store, "
             f"{search.measured_plans} measured."
         )
-    notes.extend(result.run.store_notes)
     return notes
 
 
@@ -120,7 +130,7 @@ def render(result: TuneResult) -> str:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)
-    notes = _notes(result, search) if search is not None else []
+    notes = [*(_notes(result, search) if search is not None else []), *result.run.notes]
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     lines.append("")

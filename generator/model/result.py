@@ -85,7 +85,7 @@ class RunInfo:
     tool_version: str
     load_before: float = 0.0
     busy: bool = False
-    store_notes: tuple[str, ...] = ()  # record-store lines that could not be read, and why
+    notes: tuple[str, ...] = ()  # what a person should know: unread records, oversubscription
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,67 @@ def test_outputs_and_a_cache_that_cannot_be_written_are_refused_before_writing(
     done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", *args, cwd=tmp_path)
     assert_one_clear_error(done, expected)
     assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ([], "nothing to do: give --target FILE, or a command: host, compare, threads"),
+        (["frobnicate"], "unknown command 'frobnicate': give --target FILE, or a command"),
+        (["--target", EXAMPLE, "--budget", "30h"], "budget: 30h is out of range: 1s to 24h"),
+    ],
+)
+def test_the_command_line_names_what_is_wrong_where_the_user_typed_it(
+    tmp_path: Path, args: list[str | Path], expected: str
+) -> None:
+    done = hspc_gen(*args, cwd=tmp_path)
+    assert_one_clear_error(done, expected)
+    assert "app.yaml" not in done.stderr and "override" not in done.stderr
+    assert listing(tmp_path) == []
+
+
+def test_help_lists_every_command_and_every_set_name() -> None:
+    for args in (["--help"], ["help"]):
+        done = hspc_gen(*args)
+        assert done.returncode == 0
+        for word in ("host", "compare", "threads", "padding_bytes", "consumer_cpu"):
+            assert word in done.stdout
+
+
+def test_out_keeps_the_header_name_app_yaml_gives(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(
+        "name: named\nevent:\n  size: 8\noutput:\n  header: include/ring.hpp\n"
+    )
+    done = hspc_gen("--target", "app.yaml", "--effort", "estimate", "--out", "o", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "o" / "ring.hpp").is_file()
+
+
+def test_compare_refuses_a_result_of_another_target(tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text("name: other\nevent:\n  size: 16\n")
+    made = hspc_gen("--target", other, "--effort", "estimate", "--out", tmp_path / "o")
+    assert made.returncode == 0, made.stderr
+    result = tmp_path / "o" / "hspc-result.json"
+    done = hspc_gen("compare", "--target", EXAMPLE, result, result, "--cache", tmp_path / "c")
+    assert_one_clear_error(done, "tuned for 'other' with 16 B events, not for 'example'")
+
+
+def test_sigterm_ends_a_run_like_sigint_says_so_and_keeps_what_was_measured(
+    tmp_path: Path,
+) -> None:
+    run = subprocess.Popen(
+        [sys.executable, "-m", "hspc_gen", "--target", EXAMPLE, "--effort", "quick",
+         "--budget", "60s", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o")],
+        stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    header = tmp_path / "o" / "example_channel.hpp"
+    for _ in range(600):  # the estimate header first: the run has started measuring
+        if header.exists() or run.poll() is not None:
+            break
+        time.sleep(0.05)
+    run.send_signal(signal.SIGTERM)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 128 + signal.SIGTERM, stderr
+    assert stderr.strip().endswith("terminated; what was measured is kept for the next run")
+    assert "Traceback" not in stderr

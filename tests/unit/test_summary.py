@@ -70,7 +70,7 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
     run = dataclasses.replace(RUN, busy=True, load_before=1.5)
     text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
     assert "channel: 500 M events/s (95% CI 480 M to 520 M, n=20)" in text
-    assert "producer_alone: 500 M" in text
+    assert "producer_alone (the producer's loop, no channel): 500 M" in text
     assert "efficiency: 0.970 (95% CI 0.950 to 0.990)" in text
     assert "| one | padding | 12 | 5.0% | c1 |" in text
     assert "| two | primitive | 6 | — | none |" in text
@@ -86,7 +86,7 @@ def test_nothing_confirmed_and_a_failed_thread_search_are_said_plainly() -> None
 
 
 def test_unreadable_record_lines_are_reported() -> None:
-    run = dataclasses.replace(RUN, store_notes=("record store line not read: x.jsonl:3: ...",))
+    run = dataclasses.replace(RUN, notes=("record store line not read: x.jsonl:3: ...",))
     text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
     assert "- record store line not read: x.jsonl:3: ..." in text
 

@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 from target_files import H, error_of, write
 
+from hspc_gen.errors import UserError
+from hspc_gen.target import load_target
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "app.yaml"
+
 # Every bad input: (case, YAML text, expected "file:line" suffix, fragments of the one message).
 BAD_INPUTS = [
     ("unparsable", "name: t\nevent:\n  size: [8\nbudget: 2m\n", ":4:7", ["invalid YAML", "']'"]),
@@ -148,20 +153,27 @@ def test_text_that_is_not_utf8(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
+        # A value checked by the model is blamed on the override itself, not on the file.
         ({"budget": "0s"}, "budget: 0s is out of range: 1s to 24h (from override 'budget=0s')"),
         (
             {"constraints.primitivs": "[futex]"},
             "unknown key 'constraints.primitivs' (did you mean 'primitives'?)"
             " (from override 'constraints.primitivs=[futex]')",
         ),
-        ({"event.size.x": "1"}, "override 'event.size.x=1': 'event.size' is not a mapping"),
+        ({"event.size.x": "1"}, "{path}: override 'event.size.x=1': 'event.size' is not a mapping"),
         (
             {"a..b": "1"},
-            "override 'a..b=1': 'a..b' is not a dotted key such as budget or event.size",
+            "{path}: override 'a..b=1': 'a..b' is not a dotted key such as budget or event.size",
         ),
-        ({"budget": "[1"}, "override 'budget=[1': the value is not valid YAML"),
+        ({"budget": "[1"}, "{path}: override 'budget=[1': the value is not valid YAML"),
     ],
 )
 def test_bad_overrides_say_so(tmp_path: Path, overrides: dict[str, str], message: str) -> None:
     path = write(tmp_path, H)
-    assert error_of(path, overrides) == f"{path}: {message}"
+    assert error_of(path, overrides) == message.format(path=path)
+
+
+def test_an_override_is_blamed_on_its_label() -> None:
+    with pytest.raises(UserError) as caught:
+        load_target(EXAMPLE, {"budget": "30h"}, {"budget": "--budget 30h"})
+    assert str(caught.value) == "budget: 30h is out of range: 1s to 24h (from --budget 30h)"
