@@ -32,6 +32,7 @@ from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
+from hspc_gen.search.store import StoreBusyError
 
 PROG = "hspc-gen"
 
@@ -119,7 +120,8 @@ def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
     if len(args.results) < 2 or not 6 <= args.rounds <= 200:
         raise UserError("compare needs two or more results and --rounds between 6 and 200")
-    comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache)
+    show = _progress(args.json)
+    comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
     return 0
@@ -141,7 +143,8 @@ def threads_parser() -> argparse.ArgumentParser:
 
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
-    report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache)
+    show = _progress(args.json)
+    report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache, show)
     if isinstance(report.advice, ThreadFailure):
         failure = report.advice
         print(f"{PROG}: the thread search could not measure ({failure.status}):", file=sys.stderr)
@@ -216,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UserError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return UserError.exit_status
+    except StoreBusyError as busy:
+        print(f"{PROG}: busy: {busy}", file=sys.stderr)
+        return 1
     except (KeyboardInterrupt, TerminatedError) as stop:
         terminated = isinstance(stop, TerminatedError)
         why = "terminated" if terminated else "interrupted"

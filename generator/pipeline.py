@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,19 +33,20 @@ from hspc_gen import params, wiring
 from hspc_gen.emit import HeaderWriter, json_text, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.estimate import DEFAULT_SPIN_NS
-from hspc_gen.host import read_host
-from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.host import Host, read_host
+from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, tune
+from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.toolchain import Prepared, Toolchain
 from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.records import Cut
 from hspc_gen.search.space import Space
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.store import RecordStore, locked
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 from hspc_gen.search.threads.session import ThreadInputs, recommend_threads, sweep_threads
@@ -93,35 +95,54 @@ def run(options: Options, show: Show = _quiet) -> TuneResult:
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
-    header = HeaderWriter(
-        out.header, target, host, options.command, wiring.estimated_threads(target, host)
-    )
+    estimated = wiring.estimated_threads(target, host)
+    header = HeaderWriter(out.header, target, host, options.command, estimated)
     header.write(start)  # the anytime result: improved as results come, final at the end
     if options.effort is Effort.estimate:
         info = wiring.run_info(target, host, options.effort, time.monotonic() - started)
-        return _finish(TuneResult(info, start, None, header.threads), out, header)
-    load = wiring.load_average()
-    if wiring.busy(host, load):
-        show(f"warning: the machine is busy (load {load:.2f}); comparisons are less precise")
-    machinery = Machinery(
-        wiring.record_store(host, options.cache),
-        wiring.toolchain_for(target, host, options.cache),
-        show,
-    )
-    space = wiring.space_for(target, host, fixed)  # space
-    settings = wiring.settings_for(target, host, options.effort, started)
-    # strategy -> render -> build -> run -> record -> decide, batch by batch:
-    searched = search(space, start, settings, machinery, on_improve=header.write)
+        return _finish(TuneResult(info, start, None, estimated), out, header)
+    context = Context(target, host, fixed, start, options.effort, started)
+    store = wiring.record_store(host, options.cache)
+    with locked(store, started + target.budget, show):  # one measuring run at a time
+        machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
+        result = tune_channel(context, machinery, header)
+    return _finish(result, out, header)  # emit, report
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a tuning run was asked: the target on this host, the fixed values, the estimate."""
+
+    target: Target
+    host: Host
+    fixed: Mapping[str, int | Primitive]
+    start: ChannelParams
+    effort: Effort
+    started: float
+
+
+def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -> TuneResult:
+    """space -> the search (strategy -> render -> build -> run -> record -> decide, batch by
+    batch) -> confirm -> threads: the typed result."""
+    target, host = context.target, context.host
+    busy, others = machine_busy()
+    if busy:
+        machinery.show(f"warning: other processes use {others:.2f} CPUs: less precise")
+    space = wiring.space_for(target, host, context.fixed)  # space
+    settings = wiring.settings_for(target, host, context.effort, context.started, quiet=not busy)
+    searched = search(space, context.start, settings, machinery, on_improve=header.write)
     confirmation = confirm(searched, settings, machinery)  # confirm
     winner = searched.winner
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     if confirmation is not None:
         winner = confirmation.step.winner() or winner
         advice = threads_for(winner, wiring.thread_inputs(target, host), machinery)  # threads
-    elapsed = time.monotonic() - started
-    info = wiring.run_info(target, host, options.effort, elapsed, load=load, store=machinery.store)
+    elapsed = time.monotonic() - context.started
+    info = wiring.run_info(
+        target, host, context.effort, elapsed, others=others, store=machinery.store
+    )
     found = _search_result(searched, confirmation, winner, settings)
-    return _finish(TuneResult(info, winner, found, advice), out, header)  # emit, report
+    return TuneResult(info, winner, found, advice)
 
 
 @dataclass(frozen=True)
@@ -286,7 +307,11 @@ def _announce(batch: Batch, deadline: float) -> str:
 
 
 def compare(
-    target_path: Path, results: Sequence[Path], rounds: int, cache: Path | None
+    target_path: Path,
+    results: Sequence[Path],
+    rounds: int,
+    cache: Path | None,
+    show: Show = _quiet,
 ) -> Comparison:
     """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
     target, host = load_target(target_path), read_host()
@@ -296,15 +321,21 @@ def compare(
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)
     batch = make_batch("compare", "compare", points, points[0], rounds)
-    machinery = Machinery(
-        wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
-    )
-    evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
+    wiring.check_outputs(cache=cache)
+    store = wiring.record_store(host, cache)
+    with locked(store, math.inf, show):
+        machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
+        evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
     return findings.comparison(evaluation, [str(p) for p in results], target.objective)
 
 
-def threads(
-    target_path: Path, sweep: bool, result: Path | None, out: Path | None, cache: Path | None
+def threads(  # noqa: PLR0917 (the command's own options, in its order)
+    target_path: Path,
+    sweep: bool,
+    result: Path | None,
+    out: Path | None,
+    cache: Path | None,
+    show: Show = _quiet,
 ) -> ThreadsReport:
     """`hspc-gen threads`: the recommendation for a channel (an earlier result's winner, else the
     estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
@@ -317,10 +348,11 @@ def threads(
     folder = out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store, toolchain = wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
-    if sweep:
-        advice, curve = sweep_threads(channel, inputs, toolchain, store)
-    else:
-        advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
+    with locked(store, math.inf, show):
+        if sweep:
+            advice, curve = sweep_threads(channel, inputs, toolchain, store)
+        else:
+            advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))

@@ -19,6 +19,7 @@ from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.search.measure import load
 from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import HostShape, Space
@@ -33,7 +34,6 @@ THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation t
 STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
 OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
-BUSY_LOAD_PER_CPU = 0.25  # load average above this share of the allowed CPUs: a busy machine
 
 
 def estimated_params(
@@ -103,7 +103,9 @@ def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
     )
 
 
-def settings_for(target: Target, host: Host, effort: Effort, started: float) -> Settings:
+def settings_for(
+    target: Target, host: Host, effort: Effort, started: float, *, quiet: bool = False
+) -> Settings:
     # Our two threads fill a host of fewer than four CPUs: anything else running then preempts a
     # spinning waiter. A property of the host, not of the moment's load, so that a re-run from
     # the same records breaks ties the same way.
@@ -117,6 +119,7 @@ def settings_for(target: Target, host: Host, effort: Effort, started: float) -> 
         oversubscribed=oversubscribed,
         stages=stages_for(target, effort),
         run=f"{effort}:{target.budget:g}s",
+        quiet=quiet,
     )
 
 
@@ -165,17 +168,6 @@ def thread_inputs(target: Target, host: Host) -> ThreadInputs:
     )
 
 
-def load_average(proc_root: Path = Path("/proc")) -> float:
-    try:
-        return float((proc_root / "loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 0.0
-
-
-def busy(host: Host, load: float) -> bool:
-    return load > BUSY_LOAD_PER_CPU * len(host.allowed_cpus)
-
-
 def store_notes(store: RecordStore) -> tuple[str, ...]:
     """One note for the record lines that could not be read, naming the first and why."""
     skipped = store.skipped
@@ -212,7 +204,7 @@ def run_info(
     effort: Effort,
     elapsed: float,
     *,
-    load: float = 0.0,
+    others: float = 0.0,
     store: RecordStore | None = None,
 ) -> RunInfo:
     """What was asked, where, and how it went (the load before measuring, the record store's
@@ -228,8 +220,8 @@ def run_info(
         host_model=host.model_name,
         fingerprint=host.fingerprint,
         tool_version=__version__,
-        load_before=load,
-        busy=busy(host, load),
+        other_cpus=others,
+        busy=others > load.BUSY_OTHER_CPUS,
         notes=(*thread_notes(target, host), *(store_notes(store) if store else ())),
     )
 

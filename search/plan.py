@@ -104,6 +104,8 @@ class RunResult:
     """Per-arm failures within an otherwise finished run (e.g. one variant's wrong_answer)."""
     replayed: bool = False
     """True when the answer came from the record store (or a recorded cut), not a measurement."""
+    busy: bool = False
+    """Other processes used the machine while it ran (`search.measure.load`)."""
 
 
 Runner = Callable[[Plan], RunResult]
@@ -131,6 +133,7 @@ def records_from_run(key: RecordKey, plan: Plan, result: RunResult) -> tuple[Rec
                 events_per_sample=plan.events_per_sample,
                 first_round=plan.first_round,
                 log=result.log if status is not Status.ok else "",
+                busy=result.busy,
             )
         )
     return tuple(out)

@@ -192,12 +192,14 @@ class Record:
     events_per_sample: int = 0
     log: str = ""
     first_round: int = 0  # the plan's first round: a failure belongs to its own chunk only
+    busy: bool = False  # measured beside other load: a quiet run measures it again
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "samples",
             "schema": RECORD_FORMAT,
             "first_round": self.first_round,
+            "busy": self.busy,
             "key": self.key.to_dict(),
             "arm": self.arm,
             "status": self.status.value,
@@ -221,6 +223,7 @@ class Record:
             events_per_sample=int(data.get("events_per_sample", 0)),
             log=str(data.get("log", "")),
             first_round=int(data.get("first_round", 0)),
+            busy=bool(data.get("busy", False)),
         )
 
 

@@ -10,17 +10,22 @@ format, or damaged) is never used and never fatal: `skipped` says which, for the
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from hspc_gen.search.records import Cut, Record, RecordKey, entry_from_dict
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+LOCK_POLL_SECONDS = 0.5
 
 
 def store_file_name(fingerprint: str) -> str:
@@ -119,3 +124,46 @@ class RecordStore:
     def was_cut(self, cut: Cut) -> bool:
         """Whether this cut was recorded (by this command's earlier, cold run)."""
         return cut in self._cuts
+
+
+class StoreBusyError(Exception):
+    """Another run held the store's lock for longer than this run could wait."""
+
+
+@contextlib.contextmanager
+def locked(store: RecordStore, deadline: float, on_wait: Callable[[str], None]) -> Iterator[None]:
+    """One run at a time measures with a host's records: two at once would disturb each
+    other's samples and record them as sound. Waits for the other run until `deadline`."""
+    path = store.path.with_suffix(".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        _acquire(handle, path, deadline, on_wait)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _acquire(handle: IO[str], path: Path, deadline: float, on_wait: Callable[[str], None]) -> None:
+    told = False
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        if time.monotonic() >= deadline:
+            raise StoreBusyError(
+                f"another hspc-gen run (pid {holder}) is measuring with this host's records"
+                f" ({path}); run again when it has finished"
+            )
+        if not told:
+            on_wait(f"waiting for another hspc-gen run (pid {holder}) to finish measuring")
+            told = True
+        time.sleep(LOCK_POLL_SECONDS)

@@ -69,18 +69,25 @@ class Settings:
     confirm_deadline: float = math.inf  # the end of the whole budget
     run: str = ""  # what a budget cut belongs to (budget and effort): a cut of a 30 s run must
     # not stop a 10 min one, while the same command replays its own cuts exactly
+    quiet: bool = False  # nothing else runs now: records measured beside other load are not
+    # replayed but measured again
 
 
-def recorded_answer(store: RecordStore, prepared: Prepared, plan: Plan) -> RunResult | None:
+def recorded_answer(
+    store: RecordStore, prepared: Prepared, plan: Plan, *, quiet: bool = False
+) -> RunResult | None:
     """The plan's answer from the store, when every (arm, round) of it is there (or the arm's
-    failure in this very chunk); None when something was never measured."""
+    failure in this very chunk); None when something was never measured. A `quiet` run does not
+    take records measured while the machine was busy."""
     samples: list[Sample] = []
     statuses: dict[str, Status] = {}
     for arm in sorted({a for rnd in plan.order for a in rnd}):
         records = [
             r
             for r in store.lookup(prepared.key, arm)
-            if r.seed == plan.seed and r.events_per_sample == plan.events_per_sample
+            if r.seed == plan.seed
+            and r.events_per_sample == plan.events_per_sample
+            and not (quiet and r.busy)
         ]
         found = {s.round: s for r in records for s in r.samples if s.round in plan.round_numbers()}
         failed = [
@@ -103,15 +110,15 @@ class ReplayRunner:
     """Answers plans from the record store only (a recorded cut answers `skipped`, as it did
     when it was recorded); `missed` turns true at the first plan never measured."""
 
-    def __init__(self, store: RecordStore, prepared: Prepared, run: str) -> None:
-        self.store, self.prepared, self.run = store, prepared, run
+    def __init__(self, store: RecordStore, prepared: Prepared, settings: Settings) -> None:
+        self.store, self.prepared, self.settings = store, prepared, settings
         self.missed = False
 
     def __call__(self, plan: Plan) -> RunResult:
-        found = recorded_answer(self.store, self.prepared, plan)
+        found = recorded_answer(self.store, self.prepared, plan, quiet=self.settings.quiet)
         if found is not None:
             return found
-        if self.store.was_cut(Cut.of_plan(self.prepared.key, self.run, plan)):
+        if self.store.was_cut(Cut.of_plan(self.prepared.key, self.settings.run, plan)):
             return RunResult(Status.skipped, (), BUDGET_SPENT, replayed=True)
         self.missed = True
         return RunResult(Status.skipped, (), NOT_RECORDED, replayed=True)
@@ -129,12 +136,13 @@ class RecordingRunner:
         *,
         deadline: float = math.inf,
         run: str = "",
+        quiet: bool = False,
     ) -> None:
         self.store, self.prepared, self.run_plan = store, prepared, run_plan
-        self.deadline, self.run = deadline, run
+        self.deadline, self.run, self.quiet = deadline, run, quiet
 
     def __call__(self, plan: Plan) -> RunResult:
-        found = recorded_answer(self.store, self.prepared, plan)
+        found = recorded_answer(self.store, self.prepared, plan, quiet=self.quiet)
         if found is not None:  # what is recorded is used, whatever cut a shorter run
             return found
         cut = Cut.of_plan(self.prepared.key, self.run, plan)
@@ -216,7 +224,7 @@ def replay(
     """The batch's evaluation from the records alone, or None when a plan it needs was never
     measured (then the batch must be built and measured). `drop` must be what the measuring
     run used: racing on the replay drops and stops exactly where it did then."""
-    recorded_only = ReplayRunner(store, prepared, settings.run)
+    recorded_only = ReplayRunner(store, prepared, settings)
     evaluation = evaluate(batch, stage, settings, (recorded_only, recorded_only), drop=drop)
     return None if recorded_only.missed else evaluation
 
@@ -233,8 +241,15 @@ def measure_and_record(
 ) -> Evaluation:
     """The batch's evaluation with the built binary: recorded plans replayed, the rest measured
     and recorded; the probe always runs, the race stops at the deadline."""
-    probe = RecordingRunner(store, prepared, run_plan)
-    race = RecordingRunner(store, prepared, run_plan, deadline=settings.deadline, run=settings.run)
+    probe = RecordingRunner(store, prepared, run_plan, quiet=settings.quiet)
+    race = RecordingRunner(
+        store,
+        prepared,
+        run_plan,
+        deadline=settings.deadline,
+        run=settings.run,
+        quiet=settings.quiet,
+    )
     return evaluate(batch, stage, settings, (probe, race), drop=drop)
 
 

@@ -83,7 +83,7 @@ class RunInfo:
     host_model: str
     fingerprint: str
     tool_version: str
-    load_before: float = 0.0
+    other_cpus: float = 0.0  # CPUs' worth other processes used just before measuring
     busy: bool = False
     notes: tuple[str, ...] = ()  # what a person should know: unread records, oversubscription
 

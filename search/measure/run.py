@@ -9,6 +9,7 @@ without it.
 from __future__ import annotations
 
 from hspc_gen.model import Status
+from hspc_gen.search.measure import load
 from hspc_gen.search.measure.harness import (
     Invocation,
     candidates_of,
@@ -21,12 +22,15 @@ from hspc_gen.search.records import AA_PREFIX
 
 
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:
+    before = load.cpu_times()
     done = execute(invocation.executable, plan_text(plan, invocation), invocation.timeout(plan))
+    busy = load.busy(before, load.cpu_times())
     if done.status is not Status.ok:
-        return RunResult(done.status, (), done.log)
+        return RunResult(done.status, (), done.log, busy=busy)
     samples = parse_samples(done.document)
     wrong = {s.arm.removeprefix(AA_PREFIX) for s in samples if not s.verified}
-    return RunResult(Status.ok, samples, done.log, dict.fromkeys(wrong, Status.wrong_answer))
+    statuses = dict.fromkeys(wrong, Status.wrong_answer)
+    return RunResult(Status.ok, samples, done.log, statuses, busy=busy)
 
 
 def _alone(plan: Plan, arm: str) -> Plan:
@@ -64,4 +68,5 @@ def run_plan(plan: Plan, invocation: Invocation) -> RunResult:
     if not culprits or plan.incumbent in culprits:
         return RunResult(result.status, (), result.log, culprits)
     rerun = _execute(without_arms(plan, set(culprits)), invocation)
-    return RunResult(rerun.status, rerun.samples, result.log, {**rerun.arm_status, **culprits})
+    statuses = {**rerun.arm_status, **culprits}
+    return RunResult(rerun.status, rerun.samples, result.log, statuses, busy=rerun.busy)

@@ -92,7 +92,8 @@ class RealToolchain:
         seconds = max(0.05, 3e-9 * plan.events_per_sample * workload.expected_ns_per_event)
         invocation = Invocation(built.executable, workload, params, seconds, self.sample_kind())
         result = run_plan(live, invocation)
-        return RunResult(result.status, result.samples, result.log, {**result.arm_status, **failed})
+        statuses = {**result.arm_status, **failed}
+        return RunResult(result.status, result.samples, result.log, statuses, busy=result.busy)
 
     def builds_dir(self) -> Path:
         """Builds by compiler, then by sources: after a compiler upgrade nothing old is reused."""

@@ -15,7 +15,13 @@ import pytest
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.search.plan import RunResult, make_plan, records_from_run
 from hspc_gen.search.records import Candidate, Cut, Record, RecordKey, Sample
-from hspc_gen.search.store import RecordStore, read_records, store_file_name
+from hspc_gen.search.store import (
+    RecordStore,
+    StoreBusyError,
+    locked,
+    read_records,
+    store_file_name,
+)
 
 KEY = RecordKey("host-abc123", "src-1", "g++ 12.2.0", "-O2 -march=native")
 PARAMS = ChannelParams(128, 4096, 4, 2048, Primitive.futex, 0, 1)
@@ -225,3 +231,16 @@ def test_budget_cuts_are_records_of_their_own(tmp_path: Path) -> None:
     assert not reopened.was_cut(Cut(KEY, "measure:10m"))  # another budget's run: not cut
     assert not reopened.was_cut(Cut(KEY, "measure:120s", (7, 12)))
     assert [r.arm for r in reopened.records()] == ["c1"]  # no fake arms
+
+
+def test_one_run_at_a_time_measures_with_a_hosts_records(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path, KEY.fingerprint)
+    said: list[str] = []
+    with locked(store, time.monotonic() + 5, said.append):
+        assert said == []
+        busy = pytest.raises(StoreBusyError, match=r"another hspc-gen run \(pid \d+\)")
+        with busy, locked(store, time.monotonic() + 0.6, said.append):
+            pass  # never entered: the first run holds the lock
+    assert len(said) == 1 and said[0].startswith("waiting for another hspc-gen run")
+    with locked(store, time.monotonic(), said.append):  # released: free at once
+        pass

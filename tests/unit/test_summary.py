@@ -67,14 +67,19 @@ def test_an_estimate_says_nothing_was_measured() -> None:
 
 
 def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
-    run = dataclasses.replace(RUN, busy=True, load_before=1.5)
+    run = dataclasses.replace(RUN, busy=True, other_cpus=1.5)
     text = render(TuneResult(run, WINNER, searched(), ESTIMATED))
     assert "channel: 500 M events/s (95% CI 480 M to 520 M, n=20)" in text
     assert "producer_alone (the producer's loop, no channel): 500 M" in text
     assert "efficiency: 0.970 (95% CI 0.950 to 0.990)" in text
     assert "| one | padding | 12 | 5.0% | c1 |" in text
     assert "| two | primitive | 6 | — | none |" in text
-    for note in ("budget ran out", "busy (load 1.50)", "c9: compile_error", "3 plan(s) replayed"):
+    for note in (
+        "budget ran out",
+        "busy (other processes used 1.50 CPUs)",
+        "c9: compile_error",
+        "3 plan(s) replayed",
+    ):
         assert note in text
 
 

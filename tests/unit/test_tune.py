@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -102,3 +103,22 @@ def test_probes_are_sized_from_the_work_so_heavy_work_stays_inside_the_sample_de
     assert heavy * 1e-3 <= SAMPLE_DEADLINE_SECONDS / 2
     own_code = probe_events(Workload(consumer_source=APP_WORK))
     assert own_code < PROBE_EVENTS  # unknown cost: sized as if 1 µs per event
+
+
+def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
+    tmp_path: Path,
+) -> None:
+    batch = make_batch("one", "buffers", [BASE, BASE.replace(buffers=4)], BASE, 6)
+    crowded = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
+
+    def busy_run(plan: Plan) -> RunResult:
+        return dataclasses.replace(crowded(plan), busy=True)
+
+    prepared = Prepared(batch, Workload(), KEY)
+    store = RecordStore(tmp_path, "fp")
+    measure_and_record(batch, STAGE, settings(), store, prepared=prepared, run_plan=busy_run)
+    assert all(r.busy for r in RecordStore(tmp_path, "fp").records())
+    busy_again = settings()  # a run on a busy machine takes what a busy machine measured
+    assert replay(batch, STAGE, busy_again, RecordStore(tmp_path, "fp"), prepared) is not None
+    quiet = dataclasses.replace(settings(), quiet=True)
+    assert replay(batch, STAGE, quiet, RecordStore(tmp_path, "fp"), prepared) is None
