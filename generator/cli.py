@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from hspc_gen import __version__, pipeline
+from hspc_gen.batch import Show
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.threads import ThreadFailure
-from hspc_gen.pipeline import Options, Show
+from hspc_gen.pipeline import Options
 from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report

@@ -22,7 +22,6 @@ Bad input raises UserError before anything is written; every other failure is a 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen import params, wiring
+from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quiet
 from hspc_gen.emit import HeaderWriter, json_text, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.estimate import DEFAULT_SPIN_NS
@@ -42,26 +42,26 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, tune
 from hspc_gen.search.measure.load import machine_busy
-from hspc_gen.search.measure.toolchain import Prepared, Toolchain
+from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation, PlanCounts
-from hspc_gen.search.records import Cut
 from hspc_gen.search.space import Space
-from hspc_gen.search.store import RecordStore, locked
+from hspc_gen.search.store import locked
 from hspc_gen.search.strategies import registry
-from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.search.threads.session import ThreadInputs, recommend_threads, sweep_threads
+from hspc_gen.search.strategies.base import StepResult, make_batch
+from hspc_gen.search.threads.recorded import Budget
+from hspc_gen.search.threads.session import (
+    THREAD_SAMPLE_SECONDS,
+    ThreadInputs,
+    ThreadRun,
+    recommend_threads,
+    sweep_threads,
+)
 from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
 THREADS_FILE = "hspc-threads.json"
 COMPARE_SEED = 1  # apart from the tuner's seeds: compare measures afresh, and replays itself
-
-Show = Callable[[str], None]
-
-
-def _quiet(_line: str) -> None:
-    pass
 
 
 @dataclass(frozen=True)
@@ -75,16 +75,7 @@ class Options:
     command: str
 
 
-@dataclass(frozen=True)
-class Machinery:
-    """The search's ties to the world: where records go, how batches build, who is watching."""
-
-    store: RecordStore
-    toolchain: Toolchain
-    show: Show = _quiet
-
-
-def run(options: Options, show: Show = _quiet) -> TuneResult:
+def run(options: Options, show: Show = quiet) -> TuneResult:
     """`hspc-gen --target`: tune the channel for this host and write its header and reports."""
     started = time.monotonic()
     given = {} if options.budget is None else {"budget": options.budget}
@@ -136,7 +127,8 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     if confirmation is not None:
         winner = confirmation.step.winner() or winner
-        advice = threads_for(winner, wiring.thread_inputs(target, host), machinery)  # threads
+        inputs = wiring.thread_inputs(target, host)
+        advice = threads_for(winner, inputs, machinery, searched.last, settings)  # threads
     elapsed = time.monotonic() - context.started
     info = wiring.run_info(
         target, host, context.effort, elapsed, others=others, store=machinery.store
@@ -150,6 +142,7 @@ class Searched:
     winner: ChannelParams
     evaluations: tuple[Evaluation, ...]
     budget_exhausted: bool  # a batch was left out for want of time
+    last: Prepared | None = None  # the last batch's build: it holds the winner and runners-up
 
 
 def search(
@@ -160,70 +153,24 @@ def search(
     on_improve: Callable[[ChannelParams], None] = lambda _p: None,
 ) -> Searched:
     """Every stage's strategy from the best point so far, batch by batch, within the deadline."""
-    best, evaluations, exhausted = start, [], False
+    best, evaluations, exhausted, last = start, [], False, None
     for index, stage in enumerate(settings.stages):
         staged = dataclasses.replace(settings, deadline=tune.stage_deadline(settings, index))
         strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
         history: list[StepResult] = []
         while (batch := strategy.propose(history)) is not None:
-            evaluation = evaluate(batch, stage, staged, machinery)
-            if evaluation is None:
+            evaluated = evaluate(batch, stage, staged, machinery)
+            if evaluated is None:
                 exhausted = True
                 break
+            evaluation, last = evaluated.evaluation, evaluated.prepared
             history.append(evaluation.step)
             evaluations.append(evaluation)
             winner = evaluation.step.winner()  # decide
             if winner is not None and winner != best:
                 best = winner
                 on_improve(best)
-    return Searched(best, tuple(evaluations), exhausted)
-
-
-def evaluate(
-    batch: Batch, stage: tune.StageSpec, settings: tune.Settings, machinery: Machinery
-) -> Evaluation | None:
-    """One batch of the search: render; replay it from the records, or build, run and record
-    it; race and decide. None when the budget leaves the batch out (a cut, recorded)."""
-    prepared = machinery.toolchain.prepare(batch, stage.workload)  # render
-    cut = Cut(prepared.key, settings.run)
-    if machinery.store.was_cut(cut):
-        return None
-    machinery.show(_announce(batch, settings.deadline))
-    replayed = tune.replay(batch, stage, settings, machinery.store, prepared)  # record
-    if replayed is not None:
-        return replayed
-    if not tune.fits(tune.batch_seconds(batch, stage, prepared), settings.deadline):
-        machinery.store.append(cut)
-        return None
-    return _build_and_measure(batch, stage, settings, machinery, prepared, drop=True)
-
-
-def evaluate_every_round(
-    batch: Batch, stage: tune.StageSpec, settings: tune.Settings, machinery: Machinery
-) -> Evaluation:
-    """A batch measured to its last round, no arm dropped and never left out: the confirmation
-    and `compare`, whose figures are reported."""
-    prepared = machinery.toolchain.prepare(batch, stage.workload)  # render
-    replayed = tune.replay(batch, stage, settings, machinery.store, prepared, drop=False)
-    if replayed is not None:
-        return replayed
-    return _build_and_measure(batch, stage, settings, machinery, prepared, drop=False)
-
-
-def _build_and_measure(
-    batch: Batch,
-    stage: tune.StageSpec,
-    settings: tune.Settings,
-    machinery: Machinery,
-    prepared: Prepared,
-    *,
-    drop: bool,
-) -> Evaluation:
-    built = machinery.toolchain.build(prepared)  # build
-    run_plan = functools.partial(machinery.toolchain.run, built, prepared)  # run
-    return tune.measure_and_record(  # record, decide
-        batch, stage, settings, machinery.store, prepared=prepared, run_plan=run_plan, drop=drop
-    )
+    return Searched(best, tuple(evaluations), exhausted, last)
 
 
 def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
@@ -233,19 +180,26 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
         return None
     history = [e.step for e in searched.evaluations]
     batch = tune.confirmation_batch(history, searched.winner, settings.effort)
+    stage = settings.stages[-1]
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
-    fresh = dataclasses.replace(
-        settings, seed=settings.seed + 1, deadline=tune.confirm_deadline(settings)
-    )
-    return evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
+    deadline = tune.confirm_deadline(settings, batch, stage)
+    fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
+    return evaluate_every_round(batch, stage, fresh, machinery, searched.last)
 
 
 def threads_for(
-    channel: ChannelParams, inputs: ThreadInputs, machinery: Machinery
+    channel: ChannelParams,
+    inputs: ThreadInputs,
+    machinery: Machinery,
+    last: Prepared | None,
+    settings: tune.Settings,
 ) -> ThreadAdvice | ThreadFailure:
-    """The thread counts and placement measured for the tuned channel, or why they could not be."""
+    """The thread counts and placement measured for the tuned channel (with the last batch's
+    build, which holds it), until the budget ends; or why they could not be."""
+    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS)
     machinery.show("recommending thread counts and placement for the tuned channel")
-    return recommend_threads(channel, inputs, machinery.toolchain, machinery.store)
+    where = ThreadRun(machinery.toolchain, machinery.store, last, budget)
+    return recommend_threads(channel, inputs, where)
 
 
 def _search_result(
@@ -296,22 +250,12 @@ def _finish(result: TuneResult, out: Outputs, header: HeaderWriter) -> TuneResul
     return result
 
 
-def _announce(batch: Batch, deadline: float) -> str:
-    best = batch.incumbent.params
-    left = max(0.0, deadline - time.monotonic())
-    return (
-        f"stage {batch.stage} · {batch.step} · {len(batch.candidates)} candidates · "
-        f"best {best.primitive} {best.buffers}x{best.buffer_bytes} B pad {best.padding_bytes} · "
-        f"{left:.0f} s left"
-    )
-
-
 def compare(
     target_path: Path,
     results: Sequence[Path],
     rounds: int,
     cache: Path | None,
-    show: Show = _quiet,
+    show: Show = quiet,
 ) -> Comparison:
     """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
     target, host = load_target(target_path), read_host()
@@ -335,7 +279,7 @@ def threads(  # noqa: PLR0917 (the command's own options, in its order)
     result: Path | None,
     out: Path | None,
     cache: Path | None,
-    show: Show = _quiet,
+    show: Show = quiet,
 ) -> ThreadsReport:
     """`hspc-gen threads`: the recommendation for a channel (an earlier result's winner, else the
     estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
@@ -347,12 +291,13 @@ def threads(  # noqa: PLR0917 (the command's own options, in its order)
     inputs = wiring.thread_inputs(target, host)
     folder = out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
-    store, toolchain = wiring.record_store(host, cache), wiring.toolchain_for(target, host, cache)
+    store = wiring.record_store(host, cache)
+    where = ThreadRun(wiring.toolchain_for(target, host, cache), store)
     with locked(store, math.inf, show):
         if sweep:
-            advice, curve = sweep_threads(channel, inputs, toolchain, store)
+            advice, curve = sweep_threads(channel, inputs, where)
         else:
-            advice, curve = recommend_threads(channel, inputs, toolchain, store), ()
+            advice, curve = recommend_threads(channel, inputs, where), ()
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))

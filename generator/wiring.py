@@ -116,6 +116,7 @@ def settings_for(
         seed=DEFAULT_SEED,
         deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
         confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
+        end=started + target.budget,
         oversubscribed=oversubscribed,
         stages=stages_for(target, effort),
         run=f"{effort}:{target.budget:g}s",
@@ -125,7 +126,9 @@ def settings_for(
 
 def unbounded(settings: Settings, seed: int) -> Settings:
     """The same settings with another seed and no deadline (`hspc-gen compare`)."""
-    return dataclasses.replace(settings, seed=seed, deadline=math.inf, confirm_deadline=math.inf)
+    return dataclasses.replace(
+        settings, seed=seed, deadline=math.inf, confirm_deadline=math.inf, end=math.inf
+    )
 
 
 def cache_dir(cache: Path | None) -> Path:

@@ -33,7 +33,7 @@ def document(result: TuneResult) -> dict[str, Any]:
         return out
     out.update(_searched(search, result.winner.as_dict()))
     out.update(
-        load_before=result.run.load_before,
+        other_cpus_before=result.run.other_cpus,
         busy=result.run.busy,
         notes=list(result.run.notes),
         recommendation=_recommendation(result.threads),

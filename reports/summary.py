@@ -95,8 +95,9 @@ def _notes(result: TuneResult, search: SearchResult) -> list[str]:
         notes.append("The budget ran out: the result is the best finished so far.")
     if result.run.busy:
         notes.append(
-            f"The machine was busy (load {result.run.load_before:.2f}): comparisons were "
-            "less precise than on a quiet machine."
+            f"The machine was busy (other processes used {result.run.other_cpus:.2f} CPUs):"
+            " comparisons were less precise than on a quiet machine; what it measured is"
+            " measured again by a run on a quiet machine."
         )
     for arm, status in search.failures:
         notes.append(f"Candidate {arm}: {status} (recorded, skipped).")

@@ -229,13 +229,15 @@ class Record:
 
 @dataclass(frozen=True)
 class Cut:
-    """Where the budget stopped a run: a whole batch left out (`plan` None), or one plan of a
-    batch not run (its seed and first round). `run` names the budget and effort it belongs to, so
-    the same command replays its own cuts exactly while a longer budget is not held to them."""
+    """Where the budget stopped a run: a whole batch left out (`plan` None), one plan of a batch
+    not run (its seed and first round), or a batch trimmed to its `keep` candidates nearest the
+    incumbent so that it fits. `run` names the budget and effort it belongs to, so the same
+    command replays its own cuts exactly while a longer budget is not held to them."""
 
     key: RecordKey
     run: str
     plan: tuple[int, int] | None = None
+    keep: int | None = None
 
     @classmethod
     def of_plan(cls, key: RecordKey, run: str, plan: Plan) -> Cut:
@@ -248,15 +250,18 @@ class Cut:
             "key": self.key.to_dict(),
             "run": self.run,
             "plan": None if self.plan is None else list(self.plan),
+            "keep": self.keep,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cut:
         plan = data["plan"]
+        keep = data.get("keep")
         return cls(
             RecordKey.from_dict(data["key"]),
             str(data["run"]),
             None if plan is None else (int(plan[0]), int(plan[1])),
+            None if keep is None else int(keep),
         )
 
 

@@ -125,6 +125,11 @@ class RecordStore:
         """Whether this cut was recorded (by this command's earlier, cold run)."""
         return cut in self._cuts
 
+    def trimmed(self, key: RecordKey, run: str) -> int | None:
+        """How many candidates this command's earlier run kept of the batch keyed `key`."""
+        kept = [c.keep for c in self._cuts if c.key == key and c.run == run and c.keep]
+        return min(kept) if kept else None
+
 
 class StoreBusyError(Exception):
     """Another run held the store's lock for longer than this run could wait."""

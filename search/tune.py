@@ -45,7 +45,6 @@ CONFIRM_TOP = 3
 BUILD_SETUP_SECONDS = 4.0
 UNIT_SECONDS = 0.8
 SAMPLE_OVERHEAD = 1.5
-MIN_CONFIRM_SECONDS = 10.0
 NOT_RECORDED = "not in the record store"
 BUDGET_SPENT = "the budget ran out before this plan"
 
@@ -66,7 +65,8 @@ class Settings:
     deadline: float  # time.monotonic() at which the search must stop (the confirmation follows)
     oversubscribed: bool
     stages: tuple[StageSpec, ...]
-    confirm_deadline: float = math.inf  # the end of the whole budget
+    confirm_deadline: float = math.inf  # the end of the confirmation's share of the budget
+    end: float = math.inf  # the end of the whole budget: nothing may start that ends after it
     run: str = ""  # what a budget cut belongs to (budget and effort): a cut of a 30 s run must
     # not stop a 10 min one, while the same command replays its own cuts exactly
     quiet: bool = False  # nothing else runs now: records measured beside other load are not
@@ -148,7 +148,7 @@ class RecordingRunner:
         cut = Cut.of_plan(self.prepared.key, self.run, plan)
         if self.store.was_cut(cut):
             return RunResult(Status.skipped, (), BUDGET_SPENT, replayed=True)
-        if time.monotonic() >= self.deadline:
+        if time.monotonic() + plan_seconds(plan) > self.deadline:
             self.store.append(cut)
             return RunResult(Status.skipped, (), BUDGET_SPENT)
         result = self.run_plan(plan)
@@ -253,6 +253,11 @@ def measure_and_record(
     return evaluate(batch, stage, settings, (probe, race), drop=drop)
 
 
+def plan_seconds(plan: Plan) -> float:
+    """What a plan should take: its samples, each sized to SAMPLE_SECONDS, with their overhead."""
+    return sum(len(order) for order in plan.order) * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+
+
 def batch_seconds(batch: Batch, stage: StageSpec, prepared: Prepared) -> float:
     """A pessimistic guess of building the batch and running its first chunk of rounds."""
     build = BUILD_SETUP_SECONDS + prepared.build_units * UNIT_SECONDS / (os.cpu_count() or 1)
@@ -272,9 +277,39 @@ def stage_deadline(settings: Settings, index: int) -> float:
     return time.monotonic() + left * shares[0] / sum(shares)
 
 
-def confirm_deadline(settings: Settings) -> float:
-    """The budget's last share; past it, still enough for one chunk, so numbers are reported."""
-    return max(settings.confirm_deadline, time.monotonic() + MIN_CONFIRM_SECONDS)
+def confirm_deadline(settings: Settings, batch: Batch, stage: StageSpec) -> float:
+    """The confirmation's share of the budget; past it, one chunk still runs if it ends before
+    the budget does, so that the reported figures come from a fresh process."""
+    arms = len(batch.candidates) + len(stage.baselines) + 1
+    chunk = stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+    if time.monotonic() + chunk <= settings.end:
+        return max(settings.confirm_deadline, time.monotonic() + chunk + 1e-3)
+    return settings.confirm_deadline
+
+
+def nearest_first(batch: Batch) -> list[ChannelParams]:
+    """The batch's other points, nearest the incumbent first: fewest parameters changed, then
+    the smallest changes in powers of two (in the strategy's order among equals). What a batch
+    trimmed to fit the budget keeps."""
+    base = batch.incumbent.params.as_dict()
+
+    def distance(params: ChannelParams) -> tuple[int, float]:
+        changed = {k: v for k, v in params.as_dict().items() if v != base[k]}
+        octaves = sum(
+            abs(math.log2((v + 2) / (int(base[k]) + 2)))
+            for k, v in changed.items()
+            if isinstance(v, int) and not k.endswith("_cpu")
+        )
+        return len(changed), octaves
+
+    others = [c.params for c in batch.candidates if c.id != batch.incumbent.id]
+    return sorted(others, key=distance)
+
+
+def trimmed(batch: Batch, keep: int) -> Batch:
+    """The incumbent and the `keep` - 1 points nearest it."""
+    kept = nearest_first(batch)[: keep - 1]
+    return make_batch(batch.stage, batch.step, kept, batch.incumbent.params, batch.rounds)
 
 
 def confirmation_batch(

@@ -24,8 +24,10 @@ from hspc_gen.search.plan import Plan
 from hspc_gen.search.records import AA_PREFIX, Sample, is_baseline
 from hspc_gen.target import Workload
 
-SAMPLE_DEADLINE_SECONDS = 10.0  # the harness aborts a sample that runs longer: a hang
-PROCESS_GRACE_SECONDS = 30.0  # beyond the plan's expected time, before we kill it
+SAMPLE_DEADLINE_SECONDS = 10.0  # the longest a sample may run before the harness aborts it
+MIN_SAMPLE_DEADLINE_SECONDS = 1.0
+DEADLINE_FACTOR = 20.0  # a sample is hung past this many times its expected length
+PROCESS_GRACE_SECONDS = 5.0  # beyond the plan's expected time and one deadline: we kill it
 # The latency objective's paced load: this much producer work between single events, so the
 # channel is idle when each event arrives (push-to-pop time, not queueing delay).
 LATENCY_PACE_NS = 2000.0
@@ -40,15 +42,18 @@ class Executed:
     log: str = ""
 
 
-def execute(executable: Path, plan: str, timeout: float) -> Executed:
-    """Run `executable` on the plan text; killed past `timeout` seconds."""
+def execute(
+    executable: Path, plan: str, timeout: float, deadline_s: float = SAMPLE_DEADLINE_SECONDS
+) -> Executed:
+    """Run `executable` on the plan text: a sample past `deadline_s` is aborted by the
+    harness's watchdog, the whole process killed past `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="hspc-run-") as tmp:
         plan_path, out_path = Path(tmp) / "plan.txt", Path(tmp) / "out.json"
         plan_path.write_text(plan, encoding="utf-8")
         argv = [
             str(executable),
             f"--plan={plan_path}",
-            f"--deadline_s={SAMPLE_DEADLINE_SECONDS}",
+            f"--deadline_s={deadline_s:g}",
             f"--benchmark_out={out_path}",
             "--benchmark_out_format=json",
             "--benchmark_format=json",
@@ -85,10 +90,16 @@ class Invocation:
     seconds_per_sample: float = 0.05
     kind: str = "throughput"  # or "latency": paced single events, push-to-pop time
 
+    @property
+    def deadline_s(self) -> float:
+        """Past this a sample is hung: many times its expected length, within [1 s, 10 s]."""
+        hung = DEADLINE_FACTOR * self.seconds_per_sample
+        return min(SAMPLE_DEADLINE_SECONDS, max(MIN_SAMPLE_DEADLINE_SECONDS, hung))
+
     def timeout(self, plan: Plan) -> float:
         """The plan's expected time, generously, plus a grace: past it the process is killed."""
-        samples = plan.rounds * len(plan.order[0]) if plan.order else 0
-        return samples * self.seconds_per_sample + PROCESS_GRACE_SECONDS
+        samples = sum(len(order) for order in plan.order)
+        return samples * self.seconds_per_sample + self.deadline_s + PROCESS_GRACE_SECONDS
 
 
 def work_fields(w: Workload) -> str:

@@ -23,7 +23,8 @@ from hspc_gen.search.records import AA_PREFIX
 
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:
     before = load.cpu_times()
-    done = execute(invocation.executable, plan_text(plan, invocation), invocation.timeout(plan))
+    text = plan_text(plan, invocation)
+    done = execute(invocation.executable, text, invocation.timeout(plan), invocation.deadline_s)
     busy = load.busy(before, load.cpu_times())
     if done.status is not Status.ok:
         return RunResult(done.status, (), done.log, busy=busy)

@@ -10,13 +10,18 @@ order and is answered from the records: it measures nothing and recommends the s
 from __future__ import annotations
 
 import dataclasses
+import math
+import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from hspc_gen.model import Status
-from hspc_gen.search.records import Record, RecordKey, Sample
+from hspc_gen.search.records import Cut, Record, RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import Config, ThreadSample
+
+CALL_OVERHEAD = 1.5  # a call's samples, with their start-up and pinning, take this much more
 
 Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSample]]]
 """Measures configurations for `rounds` rounds as call number `call`."""
@@ -24,6 +29,20 @@ Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSamp
 
 class NotRecordedError(Exception):
     """A replay met a call that was never measured: the bench must be built and measured."""
+
+
+class BudgetSpentError(Exception):
+    """A call would end past the budget (now, or when this command first ran): the search
+    stops there, and the header keeps the estimated advice."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Until when the thread search may measure, and what its cuts belong to."""
+
+    deadline: float = math.inf
+    run: str = ""
+    sample_seconds: float = 0.02  # each sample lasts about this; a call's time is their sum
 
 
 class RecordedMeasure:
@@ -39,9 +58,10 @@ class RecordedMeasure:
         *,
         seed: int,
         run: Run | None = None,
+        budget: Budget = Budget(),
     ) -> None:
         self.store, self.key, self.name = store, key, name
-        self.events, self.seed, self.run = events, seed, run
+        self.events, self.seed, self.run, self.budget = events, seed, run, budget
         self.calls = 0
 
     def arm(self, call: int, config: Config) -> str:
@@ -55,8 +75,15 @@ class RecordedMeasure:
         found = self._recorded(call, configs, rounds)
         if found is not None:
             return found
+        cut = Cut(self.key, self.budget.run, (self.seed, call))
+        if self.store.was_cut(cut):
+            raise BudgetSpentError(f"thread search call {call}")
         if self.run is None:
             raise NotRecordedError(f"thread search call {call}")
+        seconds = rounds * len(configs) * self.budget.sample_seconds * CALL_OVERHEAD
+        if time.monotonic() + seconds > self.budget.deadline:
+            self.store.append(cut)
+            raise BudgetSpentError(f"thread search call {call}")
         measured = self.run(configs, rounds, call)
         for config in configs:
             arm = self.arm(call, config)

@@ -10,6 +10,7 @@ measured, every call recorded. A build that fails or a benchmark that crashes or
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -25,7 +26,7 @@ from hspc_gen.model import ChannelParams, Figure, PinThreads, Status
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.search import stats
 from hspc_gen.search.measure.toolchain import Prepared, Toolchain
-from hspc_gen.search.records import RecordKey
+from hspc_gen.search.records import RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
@@ -33,7 +34,13 @@ from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.search.threads.recommend import Count, Recommendation, recommend
-from hspc_gen.search.threads.recorded import NotRecordedError, RecordedMeasure, Run
+from hspc_gen.search.threads.recorded import (
+    Budget,
+    BudgetSpentError,
+    NotRecordedError,
+    RecordedMeasure,
+    Run,
+)
 from hspc_gen.target import Workload
 
 THREAD_SEED = 5  # apart from the channel search's seeds
@@ -41,6 +48,7 @@ THREAD_SAMPLE_SECONDS = 0.02
 COST_ROUNDS = 5
 SWEEP_ROUNDS = 10
 THREAD_MIN_EVENTS, THREAD_MAX_EVENTS = 20_000, 20_000_000
+BUDGET_SPENT = "the budget ran out before the thread counts were measured"
 
 
 @dataclass(frozen=True)
@@ -99,18 +107,33 @@ def _cost(samples: Sequence[ThreadSample]) -> WorkCost:
 T = TypeVar("T")
 
 
+@dataclass(frozen=True)
+class ThreadRun:
+    """Where and until when the thread search measures: the toolchain and the records, the
+    build holding the channel (the search's last batch, or None for a build of the channel
+    alone), and the budget."""
+
+    toolchain: Toolchain
+    store: RecordStore
+    prepared: Prepared | None = None
+    budget: Budget = dataclasses.field(
+        default_factory=lambda: Budget(sample_seconds=THREAD_SAMPLE_SECONDS)
+    )
+
+
 class _Recording:
     """Makes the record-backed Measures of one thread search: replay-only, or running on `run`
     (the harness of a built binary, given the events per producer)."""
 
-    def __init__(
-        self, store: RecordStore, key: RecordKey, run: Callable[[int], Run] | None
-    ) -> None:
-        self.store, self.key, self.run = store, key, run
+    def __init__(self, where: ThreadRun, key: RecordKey, run: Callable[[int], Run] | None) -> None:
+        self.where, self.key, self.run = where, key, run
 
     def measure(self, name: str, events: int) -> RecordedMeasure:
         run = None if self.run is None else self.run(events)
-        return RecordedMeasure(self.store, self.key, name, events, seed=THREAD_SEED, run=run)
+        store, budget = self.where.store, self.where.budget
+        return RecordedMeasure(
+            store, self.key, name, events, seed=THREAD_SEED, run=run, budget=budget
+        )
 
     def bench(self, shape: TopologyShape) -> Bench:
         probe = self.measure("cost", THREAD_MIN_EVENTS)
@@ -137,36 +160,41 @@ def _recommend(inputs: ThreadInputs, bench: Bench) -> Recommendation:
 
 
 def _search(
-    channel: ChannelParams,
-    inputs: ThreadInputs,
-    toolchain: Toolchain,
-    store: RecordStore,
-    search: Callable[[Bench], T],
+    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun, search: Callable[[Bench], T]
 ) -> T | ThreadFailure:
-    """`search` on the record store alone if it can be, else on the built binary."""
-    batch = make_batch("threads", "threads", [channel], channel, 1)
-    prepared = toolchain.prepare(batch, inputs.workload)
-    key = thread_key(prepared, inputs)
+    """`search` on the record store alone if it can be, else on the built binary; a failure or
+    the end of the budget as a value."""
     try:
-        return search(_Recording(store, key, None).bench(inputs.shape))
-    except NotRecordedError:
-        pass
-    built = toolchain.build(prepared)
-    if built.executable is None or built.failed:
-        return ThreadFailure(Status.compile_error, built.log[-2000:])
-    variant = prepared.batch.incumbent.id
-    recording = _Recording(store, key, _harness(built.executable, variant, inputs.workload))
-    try:
-        return search(recording.bench(inputs.shape))
+        return _replay_or_measure(channel, inputs, where, search)
     except MeasureFailedError as failed:
         return ThreadFailure(failed.status, failed.log)
+    except BudgetSpentError:
+        return ThreadFailure(Status.skipped, BUDGET_SPENT)
+
+
+def _replay_or_measure(
+    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun, search: Callable[[Bench], T]
+) -> T | ThreadFailure:
+    prepared = where.prepared or where.toolchain.prepare(
+        make_batch("threads", "threads", [channel], channel, 1), inputs.workload
+    )
+    key = thread_key(prepared, inputs)
+    try:
+        return search(_Recording(where, key, None).bench(inputs.shape))
+    except NotRecordedError:
+        pass
+    built = where.toolchain.build(prepared)
+    if built.executable is None or candidate_id(channel) in built.failed:
+        return ThreadFailure(Status.compile_error, built.log[-2000:])
+    harness = _harness(built.executable, candidate_id(channel), inputs.workload)
+    return search(_Recording(where, key, harness).bench(inputs.shape))
 
 
 def recommend_threads(
-    channel: ChannelParams, inputs: ThreadInputs, toolchain: Toolchain, store: RecordStore
+    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun
 ) -> ThreadAdvice | ThreadFailure:
     """The measured recommendation for the tuned channel, or why it could not be measured."""
-    found = _search(channel, inputs, toolchain, store, lambda b: (_recommend(inputs, b), b.cost))
+    found = _search(channel, inputs, where, lambda b: (_recommend(inputs, b), b.cost))
     if isinstance(found, ThreadFailure):
         return found
     rec, cost = found
@@ -174,7 +202,7 @@ def recommend_threads(
 
 
 def sweep_threads(
-    channel: ChannelParams, inputs: ThreadInputs, toolchain: Toolchain, store: RecordStore
+    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun
 ) -> tuple[ThreadAdvice | ThreadFailure, tuple[SweepPoint, ...]]:
     """The recommendation, then every producer count 1..max_groups (each with the cost's
     consumers per producer) and the recommendation in the same interleaved rounds: the ground
@@ -184,7 +212,7 @@ def sweep_threads(
         rec = _recommend(inputs, bench)
         return advice.advice(rec, bench.cost), _sweep(bench, rec.config())
 
-    found = _search(channel, inputs, toolchain, store, both)
+    found = _search(channel, inputs, where, both)
     return (found, ()) if isinstance(found, ThreadFailure) else found
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
+from hspc_gen.batch import Machinery, evaluate_every_round
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Machinery, Searched, confirm, evaluate_every_round, search
+from hspc_gen.pipeline import Searched, confirm, search
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult

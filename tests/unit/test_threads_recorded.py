@@ -3,6 +3,8 @@ calls recorded in the record store, replayed exactly, and failures as values."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -18,8 +20,13 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import Config, ThreadSample
-from hspc_gen.search.threads.recorded import NotRecordedError, RecordedMeasure
-from hspc_gen.search.threads.session import ThreadInputs, recommend_threads
+from hspc_gen.search.threads.recorded import (
+    Budget,
+    BudgetSpentError,
+    NotRecordedError,
+    RecordedMeasure,
+)
+from hspc_gen.search.threads.session import ThreadInputs, ThreadRun, recommend_threads
 from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-test", "c++", "-O2")
@@ -84,5 +91,25 @@ def test_a_thread_search_whose_build_fails_is_a_thread_failure(tmp_path: Path) -
     shape = TopologyShape.uniform(cores_per_package=2)
     inputs = ThreadInputs(Workload(), "auto", "auto", PinThreads.auto, shape)
     store = RecordStore(tmp_path, "fp")
-    found = recommend_threads(channel, inputs, FailingBuild(), store)
+    found = recommend_threads(channel, inputs, ThreadRun(FailingBuild(), store))
     assert found == ThreadFailure(Status.compile_error, "work.cpp:3: error: nope")
+
+
+def test_a_call_past_the_budget_is_cut_recorded_and_replayed_as_cut(tmp_path: Path) -> None:
+    harness = Harness()
+    budget = Budget(deadline=time.monotonic() + 60, run="measure:120s")
+    cold = RecordedMeasure(
+        RecordStore(tmp_path, "fp"), KEY, "threads", 10_000, seed=5, run=harness, budget=budget
+    )
+    cold(CONFIGS, 4)  # fits: measured
+    spent = dataclasses.replace(budget, deadline=time.monotonic())
+    cold.budget = spent
+    with pytest.raises(BudgetSpentError):
+        cold(CONFIGS, 4)
+    assert harness.calls == [0]
+    warm = RecordedMeasure(
+        RecordStore(tmp_path, "fp"), KEY, "threads", 10_000, seed=5, run=None, budget=budget
+    )
+    warm(CONFIGS, 4)
+    with pytest.raises(BudgetSpentError):  # the same command stops where the first run did
+        warm(CONFIGS, 4)
