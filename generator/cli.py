@@ -7,7 +7,9 @@
     hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
 
 Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
-written), 130 interrupted. This module is the only one that prints.
+written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
+exited when run alone before tuning (nothing written), 130 interrupted, 143 terminated.
+This module is the only one that prints.
 """
 
 from __future__ import annotations
@@ -217,9 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return _dispatch(args)
-    except UserError as err:
+    except UserError as err:  # bad input (2), or the user's own code failing alone (3)
         print(f"{PROG}: error: {err}", file=sys.stderr)
-        return UserError.exit_status
+        return err.exit_status
     except StoreBusyError as busy:
         print(f"{PROG}: busy: {busy}", file=sys.stderr)
         return 1

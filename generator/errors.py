@@ -11,3 +11,11 @@ class UserError(Exception):
     """
 
     exit_status = 2
+
+
+class UserCodeError(UserError):
+    """The user's own code (workload.producer_source / consumer_source) failed on its own: it
+    hung, crashed or exited when run alone, before any tuning. Exit status 3, to tell it from
+    bad input and from the tool's own failures."""
+
+    exit_status = 3

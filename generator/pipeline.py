@@ -41,7 +41,9 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, tune
+from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.load import machine_busy
+from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.space import Space
@@ -88,11 +90,13 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
     header = HeaderWriter(out.header, target, host, options.command, estimated)
+    measuring = options.effort is not Effort.estimate
+    user_code = preflight.check(target.workload, target.event.size) if measuring else None
     header.write(start)  # the anytime result: improved as results come, final at the end
     if options.effort is Effort.estimate:
         info = wiring.run_info(target, host, options.effort, time.monotonic() - started)
         return _finish(TuneResult(info, start, None, estimated), out, header)
-    context = Context(target, host, fixed, start, options.effort, started)
+    context = Context(target, host, fixed, start, options.effort, started, user_code)
     store = wiring.record_store(host, options.cache)
     with locked(store, started + target.budget, show):  # one measuring run at a time
         machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
@@ -110,6 +114,7 @@ class Context:
     start: ChannelParams
     effort: Effort
     started: float
+    user_code: UserCode | None  # the user's own code's cost per event, measured alone
 
 
 def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -> TuneResult:
@@ -120,7 +125,9 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     if busy:
         machinery.show(f"warning: other processes use {others:.2f} CPUs: less precise")
     space = wiring.space_for(target, host, context.fixed)  # space
-    settings = wiring.settings_for(target, host, context.effort, context.started, quiet=not busy)
+    settings = wiring.settings_for(
+        target, host, context.effort, context.started, quiet=not busy, user=context.user_code
+    )
     searched = search(space, context.start, settings, machinery, on_improve=header.write)
     confirmation = confirm(searched, settings, machinery)  # confirm
     winner = searched.winner

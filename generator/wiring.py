@@ -20,6 +20,7 @@ from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.measure import load
+from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import HostShape, Space
@@ -88,23 +89,40 @@ def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) 
     return space.narrowed(fixed)
 
 
-def stages_for(target: Target, effort: Effort) -> tuple[StageSpec, ...]:
+def stages_for(
+    target: Target, effort: Effort, user: UserCode | None = None
+) -> tuple[StageSpec, ...]:
     """Stage One with the idealised producer and consumer (events only), Stage Two with the app's
-    real work; `exhaustive` is one stage over the grid, with the work."""
+    real work (its cost per event measured when it is the user's own code); `exhaustive` is one
+    stage over the grid, with the work."""
     # The paper's optimal, achievable and upper-bound lines compare the work with and without
     # the channel: with no work they would be rates of empty loops, so they are not run.
     worked = target.workload != Workload()
     baselines = STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES
+    measured = None if user is None else work_ns(target.workload, user)
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines),)
+        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured),)
     return (
         StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE),
-        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE),
+        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured),
     )
 
 
+def work_ns(workload: Workload, user: UserCode) -> float:
+    """The slower side's cost per event: its synthetic work and its own code, measured."""
+    producer = workload.producer_ns + user.producer_ns
+    consumer = workload.consumer_ns + user.consumer_ns
+    return max(producer, consumer, 2.0)
+
+
 def settings_for(
-    target: Target, host: Host, effort: Effort, started: float, *, quiet: bool = False
+    target: Target,
+    host: Host,
+    effort: Effort,
+    started: float,
+    *,
+    quiet: bool = False,
+    user: UserCode | None = None,
 ) -> Settings:
     # Our two threads fill a host of fewer than four CPUs: anything else running then preempts a
     # spinning waiter. A property of the host, not of the moment's load, so that a re-run from
@@ -118,7 +136,7 @@ def settings_for(
         confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
         end=started + target.budget,
         oversubscribed=oversubscribed,
-        stages=stages_for(target, effort),
+        stages=stages_for(target, effort, user),
         run=f"{effort}:{target.budget:g}s",
         quiet=quiet,
     )

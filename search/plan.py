@@ -12,6 +12,9 @@ import numpy as np
 from hspc_gen.model import Status
 from hspc_gen.search.records import Candidate, Record, RecordKey, Sample, aa_arm
 
+SAMPLE_SECONDS = 0.015
+"""Samples are sized to last about this long (equal work per sample, from a probe)."""
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -30,6 +33,8 @@ class Plan:
     order: tuple[tuple[str, ...], ...]
     incumbent: str = ""
     first_round: int = 0
+    sample_seconds: float = SAMPLE_SECONDS
+    """How long one sample should last: what the run stage's watchdog measures a hang against."""
 
     @property
     def candidate_ids(self) -> tuple[str, ...]:
@@ -59,6 +64,7 @@ def make_plan(
     seed: int,
     first_round: int = 0,
     live: Iterable[str] | None = None,
+    sample_seconds: float = SAMPLE_SECONDS,
 ) -> Plan:
     """A plan whose rounds each run every live candidate, the baselines and the A/A copy once.
 
@@ -83,6 +89,7 @@ def make_plan(
         order=order,
         incumbent=incumbent,
         first_round=first_round,
+        sample_seconds=sample_seconds,
     )
 
 

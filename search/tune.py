@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.search import stats
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.plan import Plan, Runner, RunResult, make_plan, records_from_run
+from hspc_gen.search.plan import (
+    SAMPLE_SECONDS,
+    Plan,
+    Runner,
+    RunResult,
+    make_plan,
+    records_from_run,
+)
 from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, evaluate_batch
 from hspc_gen.search.records import Cut, Sample
 from hspc_gen.search.store import RecordStore
@@ -34,7 +41,6 @@ STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bou
 CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search's rounds
 PROBE_EVENTS = 200_000
 PROBE_SECONDS = 0.01  # a probe sample, sized from the work's guessed cost, lasts about this
-SAMPLE_SECONDS = 0.015  # equal work per sample, sized to last about this long
 # At 1 ms of work per event (app.yaml's most), MIN_SAMPLE_EVENTS still keeps a sample near a
 # second, well inside the harness's per-sample deadline.
 MIN_SAMPLE_EVENTS, MAX_SAMPLE_EVENTS = 1_000, 50_000_000
@@ -55,6 +61,12 @@ class StageSpec:
     workload: Workload
     baselines: tuple[str, ...]
     share: float = 1.0  # of the search's time, relative to the other stages' shares
+    measured_ns: float | None = None  # the work's cost per event, measured (the user's code)
+
+    @property
+    def expected_ns(self) -> float:
+        """What an event should cost: measured, else the workload's own guess."""
+        return self.measured_ns or self.workload.expected_ns_per_event
 
 
 @dataclass(frozen=True)
@@ -157,22 +169,24 @@ class RecordingRunner:
         return result
 
 
-def probe_events(workload: Workload) -> int:
-    events = PROBE_SECONDS * 1e9 / workload.expected_ns_per_event
+def probe_events(expected_ns: float) -> int:
+    events = PROBE_SECONDS * 1e9 / expected_ns
     return int(min(PROBE_EVENTS, max(MIN_SAMPLE_EVENTS, events)))
 
 
-def probe_plan(batch: Batch, workload: Workload, seed: int) -> Plan:
+def probe_plan(batch: Batch, stage: StageSpec, seed: int) -> Plan:
     """A few samples of the incumbent alone, numbered apart from the search's rounds."""
+    events = probe_events(stage.expected_ns)
     return make_plan(
         batch.candidates,
         incumbent=batch.incumbent.id,
         baselines=(),
         rounds=3,
-        events_per_sample=probe_events(workload),
+        events_per_sample=events,
         seed=seed,
         first_round=CALIBRATION_ROUND,
         live=(),
+        sample_seconds=events * stage.expected_ns * 1e-9,
     )
 
 
@@ -196,7 +210,7 @@ def evaluate(
 ) -> Evaluation:
     """Size the samples with a probe (the first runner), then race and decide the batch (the
     second): `drop` False keeps every arm to the last round, as a confirmation must."""
-    probe = probe_plan(batch, stage.workload, settings.seed)
+    probe = probe_plan(batch, stage, settings.seed)
     sized = runners[0](probe)
     race = RaceSettings(
         rounds=batch.rounds,

@@ -8,6 +8,8 @@ without it.
 
 from __future__ import annotations
 
+import dataclasses
+
 from hspc_gen.model import Status
 from hspc_gen.search.measure import load
 from hspc_gen.search.measure.harness import (
@@ -35,24 +37,15 @@ def _execute(plan: Plan, invocation: Invocation) -> RunResult:
 
 
 def _alone(plan: Plan, arm: str) -> Plan:
-    order = ((arm,),)
-    return Plan(plan.batch, (), 1, plan.events_per_sample, plan.seed, order, arm, plan.first_round)
+    return dataclasses.replace(plan, baselines=(), rounds=1, order=((arm,),), incumbent=arm)
 
 
 def without_arms(plan: Plan, culprits: set[str]) -> Plan:
     def keep(arm: str) -> bool:
         return arm.removeprefix(AA_PREFIX) not in culprits
 
-    order = tuple(tuple(a for a in rnd if keep(a)) for rnd in plan.order)
-    return Plan(
-        plan.batch,
-        plan.baselines,
-        plan.rounds,
-        plan.events_per_sample,
-        plan.seed,
-        order,
-        plan.incumbent,
-        plan.first_round,
+    return dataclasses.replace(
+        plan, order=tuple(tuple(a for a in rnd if keep(a)) for rnd in plan.order)
     )
 
 

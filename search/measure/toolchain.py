@@ -88,8 +88,8 @@ class RealToolchain:
         batch, workload = prepared.batch, prepared.workload
         params = {c.id: c.params for c in batch.candidates if c.id not in failed}
         live = without_arms(plan, set(failed)) if failed else plan
-        # A sample's expected time, generously, for the outer timeout of the whole plan.
-        seconds = max(0.05, 3e-9 * plan.events_per_sample * workload.expected_ns_per_event)
+        # A sample's expected time, generously: the watchdog's hang and the plan's timeout.
+        seconds = max(0.05, 3 * plan.sample_seconds)
         invocation = Invocation(built.executable, workload, params, seconds, self.sample_kind())
         result = run_plan(live, invocation)
         statuses = {**result.arm_status, **failed}

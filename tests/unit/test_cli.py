@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,6 +39,7 @@ def assert_one_clear_error(done: subprocess.CompletedProcess[str], *expected: st
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
     assert done.stderr.startswith("hspc-gen: error: ")
+    assert done.stderr.count("hspc-gen: error: ") == 1
     for text in expected:
         assert text in done.stderr
 
@@ -271,3 +273,56 @@ def test_sigterm_ends_a_run_like_sigint_says_so_and_keeps_what_was_measured(
     assert run.returncode == 128 + signal.SIGTERM, stderr
     assert stderr.strip().endswith("terminated; what was measured is kept for the next run")
     assert "Traceback" not in stderr
+
+
+APP_WORK = REPO / "tests" / "data" / "app_work"
+
+
+def user_target(folder: Path, source: str, side: str = "consumer") -> Path:
+    shutil.copy2(APP_WORK / source, folder / source)
+    target = folder / "app.yaml"
+    target.write_text(f"name: u\nevent:\n  size: 24\nworkload:\n  {side}_source: {source}\n")
+    return target
+
+
+@pytest.mark.parametrize(
+    ("source", "status", "expected"),
+    [
+        ("crash_consumer.cpp", 3, ["consumer code (hspc_consume in", "crashed with SIGSEGV"]),
+        ("hang_consumer.cpp", 3, ["consumer code", "hung (stopped after 5 s)", "watchdog"]),
+        ("exit_consumer.cpp", 3, ["consumer code", "called exit(3)"]),
+        (
+            "wrong_signature_consumer.cpp",
+            2,
+            ["does not define `void hspc_consume(const void* event, std::size_t size)`"],
+        ),
+    ],
+)
+def test_the_users_code_failing_alone_is_named_before_any_tuning_and_nothing_is_written(
+    tmp_path: Path, source: str, status: int, expected: list[str]
+) -> None:
+    target = user_target(tmp_path, source)
+    before = listing(tmp_path)
+    done = hspc_gen("--target", target, "--effort", "quick", "--budget", "30s",
+                    "--cache", tmp_path / "cache", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == status, done.stderr
+    assert done.stderr.startswith("hspc-gen: error: workload.consumer_source")
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    for text in expected:
+        assert text in done.stderr
+    assert [p for p in listing(tmp_path) if not p.startswith("cache")] == before
+
+
+def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
+    (tmp_path / "work.cpp").write_text(
+        "#include <cstddef>\nvoid hspc_consume(const void* e, std::size_t n) {\n  int x = ;\n}\n"
+    )
+    (tmp_path / "app.yaml").write_text(
+        "name: u\nevent:\n  size: 24\nworkload:\n  consumer_source: work.cpp\n"
+    )
+    done = hspc_gen("--target", "app.yaml", "--effort", "quick", "--cache", "c", cwd=tmp_path)
+    assert_one_clear_error(
+        done, f"workload.consumer_source does not compile: {tmp_path}/work.cpp:3:"
+    )
+    assert "int x = ;" in done.stderr  # the line the compiler points at
+    assert not (tmp_path / "u_channel.hpp").exists()

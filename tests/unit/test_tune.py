@@ -98,10 +98,10 @@ def test_past_the_deadline_a_plan_is_cut_and_the_cut_is_a_record_of_its_own(
 
 
 def test_probes_are_sized_from_the_work_so_heavy_work_stays_inside_the_sample_deadline() -> None:
-    assert probe_events(Workload()) == PROBE_EVENTS  # a bare channel: the full probe
-    heavy = probe_events(Workload(consumer_ns=1_000_000.0))  # app.yaml's most: 1 ms
+    assert probe_events(Workload().expected_ns_per_event) == PROBE_EVENTS  # a bare channel
+    heavy = probe_events(Workload(consumer_ns=1_000_000.0).expected_ns_per_event)  # 1 ms
     assert heavy * 1e-3 <= SAMPLE_DEADLINE_SECONDS / 2
-    own_code = probe_events(Workload(consumer_source=APP_WORK))
+    own_code = probe_events(Workload(consumer_source=APP_WORK).expected_ns_per_event)
     assert own_code < PROBE_EVENTS  # unknown cost: sized as if 1 µs per event
 
 

@@ -1,0 +1,159 @@
+"""The user's own code, checked before any tuning: compiled and linked alone (seconds), then run
+alone under the watchdog (runtime/bench/smoke_main.cpp).
+
+A compile error is the user's to fix before anything else: one message naming their file and
+line, or the declaration a wrong signature should have had (UserError, exit status 2). A hang, a
+crash, an exit() or a sanitizer's complaint in their code alone is named as such, with the last
+lines it printed (UserCodeError, exit status 3). Either way nothing is tuned and nothing is
+written. A success measures each side's cost per event, so samples are sized from the truth.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from hspc_gen.errors import UserCodeError, UserError
+from hspc_gen.target import Workload
+
+SMOKE_EVENTS = 100_000
+SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile
+COMPILE_TIMEOUT_SECONDS = 120.0
+RUN_GRACE_SECONDS = 10.0  # past the watchdog's deadline, the smoke program is killed
+LOG_LINES = 12  # of the user's program's output, in a message
+SIGNATURES = {
+    "producer": "void hspc_produce(std::uint64_t seq, void* event, std::size_t size)",
+    "consumer": "void hspc_consume(const void* event, std::size_t size)",
+}
+_DIAGNOSTIC = re.compile(r"^(?P<where>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: ")
+_UNDEFINED = re.compile(r"undefined reference to `(?P<name>hspc_(?:produce|consume))\b")
+
+
+@dataclass(frozen=True)
+class UserCode:
+    """What the user's code costs alone, per event (0 for a side it does not have)."""
+
+    producer_ns: float
+    consumer_ns: float
+
+
+def compiler() -> str:
+    """The C++ compiler Meson would choose: $CXX, else c++."""
+    return os.environ.get("CXX", "c++")
+
+
+def _sources(workload: Workload) -> dict[str, Path]:
+    sides = {"producer": workload.producer_source, "consumer": workload.consumer_source}
+    return {side: path for side, path in sides.items() if path is not None}
+
+
+def check(workload: Workload, event_bytes: int) -> UserCode | None:
+    """Build and run the user's code alone; None when the workload has none."""
+    sources = _sources(workload)
+    if not sources:
+        return None
+    with tempfile.TemporaryDirectory(prefix="hspc-smoke-") as tmp:
+        program = Path(tmp) / "smoke"
+        _build(sources, event_bytes, program)
+        return _run(sources, program)
+
+
+def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
+    runtime = resources.files("hspc_gen.runtime")
+    main = Path(str(runtime.joinpath("bench", "smoke_main.cpp")))
+    defines = [f"-DHSPC_APP_{side.upper()}" for side in sources]
+    folders = sorted({f"-I{path.parent}" for path in sources.values()})
+    files = sorted({str(path) for path in sources.values()})
+    argv = [
+        compiler(), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}", *folders,
+        *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files, "-o", str(program),
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_SECONDS, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise UserError(
+            f"the user's code did not compile within {COMPILE_TIMEOUT_SECONDS:g} s"
+        ) from None
+    if done.returncode != 0:
+        raise UserError(compile_message(done.stdout + done.stderr, sources))
+
+
+def compile_message(log: str, sources: dict[str, Path]) -> str:
+    """The compiler's first error in the user's files, with the line it points at; or the
+    declaration a side's function should have when the link found no such function."""
+    owner = {str(path.resolve()): side for side, path in sources.items()}
+    lines = log.splitlines()
+    for index, line in enumerate(lines):
+        found = _DIAGNOSTIC.match(line)
+        if found and str(Path(found["where"]).resolve()) in owner:
+            side = owner[str(Path(found["where"]).resolve())]
+            context = [f"  {text}" for text in lines[index + 1 : index + 3] if text.startswith(" ")]
+            return "\n".join([f"workload.{side}_source does not compile: {line}", *context])
+    for line in lines:
+        if (missing := _UNDEFINED.search(line)) is not None:
+            side = "producer" if missing["name"] == "hspc_produce" else "consumer"
+            return (
+                f"workload.{side}_source ({sources[side]}) does not define"
+                f" `{SIGNATURES[side]}`: the linker found no function of that name and"
+                " signature (check the parameter types, and that it is neither static nor in a"
+                " namespace)"
+            )
+    tail = "\n".join(f"  {text}" for text in lines[-LOG_LINES:])
+    return f"the user's code does not build with the tuner's harness:\n{tail}"
+
+
+def _run(sources: dict[str, Path], program: Path) -> UserCode:
+    argv = [str(program), f"--events={SMOKE_EVENTS}", f"--deadline_s={SMOKE_DEADLINE_SECONDS}"]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=SMOKE_DEADLINE_SECONDS + RUN_GRACE_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise UserCodeError(_failure(sources, "hung (killed: no watchdog message)", "")) from None
+    found = re.search(r"producer_ns_per_event=([\d.]+) consumer_ns_per_event=([\d.]+)", done.stdout)
+    if done.returncode == 0 and found:
+        return UserCode(float(found[1]), float(found[2]))
+    raise UserCodeError(_failure(sources, _how(done.returncode, done.stderr), done.stderr))
+
+
+def _how(code: int, stderr: str) -> str:
+    """What became of the user's program: a signal, a hang, an exit status."""
+    if "watchdog" in stderr:
+        return f"hung (stopped after {SMOKE_DEADLINE_SECONDS:g} s)"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        return f"crashed with {name}"
+    if "exit() called" in stderr:
+        return f"called exit({code})"
+    return f"ended with exit status {code}"
+
+
+def _failure(sources: dict[str, Path], how: str, stderr: str) -> str:
+    side = _side(stderr) or next(iter(sources))
+    name = "hspc_produce" if side == "producer" else "hspc_consume"
+    tail = [f"  {line}" for line in stderr.strip().splitlines()[-LOG_LINES:]]
+    head = (
+        f"workload.{side}_source: the user's {side} code ({name} in {sources.get(side, '?')})"
+        f" {how} when run alone, before any tuning"
+    )
+    return "\n".join([head, *tail])
+
+
+def _side(stderr: str) -> str | None:
+    """The side the harness says was in the user's code when it died."""
+    for side, name in (("producer", "hspc_produce"), ("consumer", "hspc_consume")):
+        if f"user's {side} code" in stderr or f"in the user's {name}" in stderr:
+            return side
+    return None
