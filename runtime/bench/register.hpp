@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/fault.hpp"
 #include "bench/plan.hpp"
 #include "bench/sides.hpp"
 #include "bench/variant.hpp"
@@ -74,12 +75,14 @@ inline std::string take_options(int& argc, char** argv, Options& opt) {
   return "";
 }
 
-// Everything the registered benchmarks share for the life of the process.
+// Everything the registered benchmarks share for the life of the process. Building it installs
+// the fault reports (fault.hpp): the line a fatal signal or exit() in a sample writes.
 class Session {
  public:
   explicit Session(const Options& opt)
       : ctx_{opt.loops_per_ns > 0 ? Calibration{opt.loops_per_ns} : calibrate(), {}},
         watchdog_(opt.deadline_s) {
+    fault::install("hspc_bench");
     benchmark::AddCustomContext("hspc_loops_per_ns", std::to_string(ctx_.calibration.loops_per_ns));
     benchmark::AddCustomContext("hspc_deadline_s", std::to_string(opt.deadline_s));
   }

@@ -171,8 +171,10 @@ Sample run_round_trip(const Workload& w, Context& ctx) {
   };
   auto producer = [&] {
     ProducerSide<E> side(w, ctx.calibration);
-    Workload echo_checks;  // the echoes are checked, but carry no consumer work here
-    ConsumerSide<E> echoes(echo_checks, ctx.calibration);
+    // The echoes are checked, but carry no consumer work here, nor the app's (its consumer runs
+    // on the consumer's thread only).
+    Workload echo_checks;
+    ConsumerSide<E, /*RunsApp=*/false> echoes(echo_checks, ctx.calibration);
     E ev;
     for (std::uint64_t i = 0; i < w.events; ++i) {
       const std::int64_t t = now_ns();

@@ -7,21 +7,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench/app.hpp"
 #include "bench/event.hpp"
 #include "bench/thread_stats.hpp"
 #include "bench/work.hpp"
 #include "bench/worker.hpp"
-
-// The app's own per-event work (app.yaml's workload.producer_source / consumer_source), when the
-// tuner compiles those files in: it defines HSPC_APP_PRODUCER / HSPC_APP_CONSUMER for the sides
-// it has. The producer fills a scratch event of the benchmark's size; the consumer reads the
-// event it received (the benchmark keeps its own sequence numbers for the verification).
-#ifdef HSPC_APP_PRODUCER
-void hspc_produce(std::uint64_t seq, void* event, std::size_t size);
-#endif
-#ifdef HSPC_APP_CONSUMER
-void hspc_consume(const void* event, std::size_t size);
-#endif
 
 namespace hspc_bench {
 
@@ -88,16 +78,19 @@ inline void escape(const E* slot) noexcept {
   asm volatile("" : : "r"(slot) : "memory");
 }
 
-// The producer's per-event code: its work, then the event stamped with its sequence number.
+// The producer's per-event code: its work (and the app's, app.hpp), then the event stamped with
+// its sequence number. Built on the thread that uses it.
 template <class E>
 class ProducerSide {
  public:
-  ProducerSide(const Workload& w, const Calibration& c) : loops_(c.loops_for(w.producer_ns)) {}
+  ProducerSide(const Workload& w, const Calibration& c) : loops_(c.loops_for(w.producer_ns)) {
+    prepare_app_thread();
+  }
 
   void work() noexcept {
     if (loops_ != 0) x_ = burn(loops_, x_);
 #ifdef HSPC_APP_PRODUCER
-    ::hspc_produce(app_seq_++, app_event_, sizeof(E));
+    app_produce(app_seq_++, app_event_, sizeof(E));
 #endif
   }
   const E& next(std::uint64_t i) noexcept {
@@ -117,18 +110,22 @@ class ProducerSide {
 #endif
 };
 
-// The consumer's per-event code: check the event, then its work and working-set touch.
-template <class E>
+// The consumer's per-event code: check the event, then its work (and the app's, app.hpp, unless
+// RunsApp is false: the round trip's echo check) and working-set touch. Built on the thread that
+// uses it.
+template <class E, bool RunsApp = true>
 class ConsumerSide {
  public:
   ConsumerSide(const Workload& w, const Calibration& c)
-      : loops_(c.loops_for(w.consumer_ns)), working_set_(w.consumer_bytes) {}
+      : loops_(c.loops_for(w.consumer_ns)), working_set_(w.consumer_bytes) {
+    if constexpr (RunsApp) prepare_app_thread();
+  }
 
   void on_event(const E& ev) noexcept {
     verifier_.check(ev);
     if (loops_ != 0) x_ = burn(loops_, x_);
 #ifdef HSPC_APP_CONSUMER
-    ::hspc_consume(&ev, sizeof(E));
+    if constexpr (RunsApp) app_consume(&ev, sizeof(E));
 #endif
     if (!working_set_.empty()) working_set_.touch(ev.seq);
   }
@@ -141,7 +138,7 @@ class ConsumerSide {
       verifier.check(events[i]);
       if (loops_ != 0) x = burn(loops_, x);
 #ifdef HSPC_APP_CONSUMER
-      ::hspc_consume(&events[i], sizeof(E));
+      if constexpr (RunsApp) app_consume(&events[i], sizeof(E));
 #endif
       if (!working_set_.empty()) working_set_.touch(events[i].seq);
     }

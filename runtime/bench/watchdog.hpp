@@ -1,6 +1,10 @@
-// A hung sample (a lost wake-up, a livelock) must not hang the benchmark process forever: the
-// watchdog aborts the process with a message on stderr once a sample runs past its deadline, and
-// the tuner records that as a status (timeout) instead of waiting.
+// A hung sample (a lost wake-up, a livelock, the user's own code stuck) must not hang the benchmark
+// process forever: the watchdog aborts the process with a message on stderr once a sample runs
+// past its deadline, and the tuner records that as a status (timeout) instead of waiting. The
+// message says whether a thread was in the user's code (fault.hpp), e.g.
+//   hspc_bench: watchdog: sample 'r3/c1' exceeded the 10.000 s deadline; the consumer was in the
+//   user's hspc_consume                                                        (on one line)
+// Arming and disarming also tell fault.hpp which sample is running.
 #pragma once
 
 #include <atomic>
@@ -12,6 +16,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "bench/fault.hpp"
 
 namespace hspc_bench {
 
@@ -35,14 +41,15 @@ class Watchdog {
 
   // Arming and disarming only store to atomics and never wake the watchdog thread: it wakes on
   // its own a few times per deadline, so it does not preempt a pinned thread on every sample.
-  void arm(const std::string& what) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      what_ = what;
-    }
+  // `what` names the sample in the messages; fault::name_sample may rename it while armed.
+  void arm(const std::string& what) noexcept {
+    fault::begin_sample(what);
     armed_at_ns_.store(now_ns(), std::memory_order_release);
   }
-  void disarm() noexcept { armed_at_ns_.store(0, std::memory_order_release); }
+  void disarm() noexcept {
+    armed_at_ns_.store(0, std::memory_order_release);
+    fault::end_sample();
+  }
 
   double deadline_s() const noexcept { return static_cast<double>(deadline_.count()) * 1e-9; }
 
@@ -62,10 +69,13 @@ class Watchdog {
     while (!cv_.wait_for(lock, deadline_ / 4, [this] { return stopping_; })) {
       const std::int64_t armed = armed_at_ns_.load(std::memory_order_acquire);
       if (armed != 0 && now_ns() - armed > deadline_.count()) {
-        std::fprintf(stderr, "hspc_bench: watchdog: sample '%s' exceeded the %.3f s deadline\n",
-                     what_.c_str(), deadline_s());
-        std::fflush(stderr);
-        std::abort();
+        if (!fault::cause_reported()) {  // e.g. exit() in the sample, and teardown hangs
+          std::fprintf(stderr, "%s: watchdog: sample '%s' exceeded the %.3f s deadline; %s\n",
+                       fault::prefix(), fault::sample_name().c_str(), deadline_s(),
+                       fault::threads_in_user_code().c_str());
+          std::fflush(stderr);
+        }
+        fault::abort_quietly();
       }
     }
   }
@@ -74,7 +84,6 @@ class Watchdog {
   std::atomic<std::int64_t> armed_at_ns_{0};
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::string what_;
   bool stopping_ = false;
   std::thread thread_;
 };

@@ -578,7 +578,11 @@ class LocalBackoff {
   static constexpr std::uint32_t kMaxSpins = 128;
   std::uint32_t pause() noexcept {
     const std::uint32_t spins = spins_;
-    for (volatile std::uint32_t i = 0; i < spins; i = i + 1) {
+    // The counter lives in memory (the asm claims to read and write it there), so each step is a
+    // store and a reload of a local, as the paper's volatile counter was, without C++20's
+    // deprecated volatile increment; the empty asm also keeps the loop from being optimised away.
+    for (std::uint32_t i = 0; i < spins; ++i) {
+      __asm__ __volatile__("" : "+m"(i));
     }
     spins_ = spins < kMaxSpins ? spins * 2 : kMaxSpins;
     return spins;
