@@ -26,7 +26,7 @@ from typing import NoReturn
 from hspc_gen import __version__, pipeline
 from hspc_gen.batch import Show
 from hspc_gen.emit import json_text
-from hspc_gen.errors import UserError
+from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.threads import ThreadFailure
@@ -181,6 +181,9 @@ def _main_command(argv: Sequence[str]) -> int:
         sys.stdout.write(json_text(result_report.document(result)))
     elif not args.quiet:
         sys.stdout.write(summary_report.render(result))
+    if (failure := pipeline.user_code_failure(result)) is not None:
+        print(f"{PROG}: error: {failure}", file=sys.stderr)
+        return UserCodeError.exit_status
     return 0
 
 

@@ -94,7 +94,9 @@ def banner(search: SearchResult) -> tuple[str, ...]:
     re-run replaying the same records writes the same bytes."""
     confirmed = search.confirmed
     if confirmed is None or confirmed.rate is None:
-        return ("nothing measured within the budget: parameters from host heuristics",)
+        return (
+            "nothing confirmed by measurement (see hspc-result.json): the estimate's parameters",
+        )
     lines = [f"throughput: {_figure_text(confirmed.rate, '{:.4g}')} events/s"]
     if confirmed.latency_ns is not None:
         latency = _figure_text(confirmed.latency_ns, "{:.0f}")

@@ -58,7 +58,7 @@ from hspc_gen.search.threads.session import (
     recommend_threads,
     sweep_threads,
 )
-from hspc_gen.target import Target, load_target
+from hspc_gen.target import Target, Workload, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
@@ -135,7 +135,8 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     if confirmation is not None:
         winner = confirmation.step.winner() or winner
         inputs = wiring.thread_inputs(target, host)
-        advice = threads_for(winner, inputs, machinery, searched.last, settings)  # threads
+        last = _built_for(searched, inputs.workload)
+        advice = threads_for(winner, inputs, machinery, last, settings)  # threads
     elapsed = time.monotonic() - context.started
     info = wiring.run_info(
         target, host, context.effort, elapsed, others=others, store=machinery.store
@@ -149,7 +150,8 @@ class Searched:
     winner: ChannelParams
     evaluations: tuple[Evaluation, ...]
     budget_exhausted: bool  # a batch was left out for want of time
-    last: Prepared | None = None  # the last batch's build: it holds the winner and runners-up
+    last: Prepared | None = None  # the build of the last batch that decided: it holds the
+    # winner and its runners-up, so the confirmation and the thread search need no build
 
 
 def search(
@@ -170,7 +172,9 @@ def search(
             if evaluated is None:
                 exhausted = True
                 break
-            evaluation, last = evaluated.evaluation, evaluated.prepared
+            evaluation = evaluated.evaluation
+            if evaluation.step.decision.winner is not None:
+                last = evaluated.prepared
             history.append(evaluation.step)
             evaluations.append(evaluation)
             winner = evaluation.step.winner()  # decide
@@ -191,7 +195,15 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
     fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
-    return evaluate_every_round(batch, stage, fresh, machinery, searched.last)
+    return evaluate_every_round(
+        batch, stage, fresh, machinery, _built_for(searched, stage.workload)
+    )
+
+
+def _built_for(searched: Searched, workload: Workload) -> Prepared | None:
+    """The last deciding batch's build, when it runs this workload (else a build is needed)."""
+    last = searched.last
+    return last if last is not None and last.workload == workload else None
 
 
 def threads_for(
@@ -231,6 +243,23 @@ def _search_result(
         cached_plans=counts.replayed,
         seed=settings.seed,
         oversubscribed=settings.oversubscribed,
+    )
+
+
+def user_code_failure(result: TuneResult) -> str | None:
+    """Why tuning did not happen when the user's own code made every measurement fail (it ran
+    alone, but not under load): then the run must not end as if it had tuned."""
+    search = result.search
+    if search is None or (search.confirmed is not None and search.confirmed.rate is not None):
+        return None
+    theirs = [f for f in search.failures if "the user's" in f.cause]
+    if not theirs:
+        return None
+    first = theirs[0]
+    return (
+        f"nothing could be measured: the user's code failed under the benchmark"
+        f" ({first.status}: {first.cause}, in {len(theirs)} run(s); it passed alone, before"
+        " tuning); the header holds the estimate"
     )
 
 

@@ -97,8 +97,14 @@ def stages_for(
     stage over the grid, with the work."""
     # The paper's optimal, achievable and upper-bound lines compare the work with and without
     # the channel: with no work they would be rates of empty loops, so they are not run.
-    worked = target.workload != Workload()
-    baselines = STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES
+    work = target.workload
+    worked = work != Workload()
+    producer_works = bool(work.producer_ns or work.producer_source)
+    baselines = tuple(
+        b
+        for b in (STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES)
+        if b != "optimal" or producer_works  # the producer's own work, alone: none to time
+    )
     measured = None if user is None else work_ns(target.workload, user)
     if effort is Effort.exhaustive:
         return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured),)

@@ -76,7 +76,9 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
         "confirmation": step(confirmed.decision) if confirmed else None,
         "decisions": [step(s) for s in search.trail],
         "candidates": [_candidate(c) for c in search.candidates],
-        "failures": [{"id": arm, "status": str(status)} for arm, status in search.failures],
+        "failures": [
+            {"id": f.id, "status": str(f.status), "cause": f.cause} for f in search.failures
+        ],
         "budget_exhausted": search.budget_exhausted,
         "measured_plans": search.measured_plans,
         "cached_plans": search.cached_plans,

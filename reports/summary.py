@@ -99,14 +99,26 @@ def _notes(result: TuneResult, search: SearchResult) -> list[str]:
             " comparisons were less precise than on a quiet machine; what it measured is"
             " measured again by a run on a quiet machine."
         )
-    for arm, status in search.failures:
-        notes.append(f"Candidate {arm}: {status} (recorded, skipped).")
+    notes.extend(_failures(search))
     if search.cached_plans:
         notes.append(
             f"{search.cached_plans} plan(s) replayed from the record store, "
             f"{search.measured_plans} measured."
         )
     return notes
+
+
+def _failures(search: SearchResult) -> list[str]:
+    """One line per kind of failure (the same cause in many candidates is one line)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for failure in search.failures:
+        grouped.setdefault((str(failure.status), failure.cause), []).append(failure.id)
+    lines = []
+    for (status, cause), arms in grouped.items():
+        who = f"Candidate {arms[0]}" if len(arms) == 1 else f"{len(arms)} candidates"
+        because = f": {cause}" if cause else ""
+        lines.append(f"{who}: {status}{because} (recorded, left out).")
+    return lines
 
 
 def render(result: TuneResult) -> str:

@@ -8,7 +8,14 @@ import math
 from collections.abc import Mapping, Sequence
 
 from hspc_gen.model import ChannelParams, Figure, Objective, Status, Summary
-from hspc_gen.model.result import CandidateResult, Compared, Comparison, Confirmed, Step
+from hspc_gen.model.result import (
+    CandidateResult,
+    Compared,
+    Comparison,
+    Confirmed,
+    Failure,
+    Step,
+)
 from hspc_gen.search import stats
 from hspc_gen.search.decide import metric_for
 from hspc_gen.search.racing import Evaluation
@@ -61,15 +68,19 @@ def candidates(evaluations: Sequence[Evaluation]) -> tuple[CandidateResult, ...]
     return tuple(rows)
 
 
-def failures(evaluations: Sequence[Evaluation]) -> tuple[tuple[str, Status], ...]:
-    """Every candidate a run reported failed, once, sorted."""
-    found = {
-        (arm, status)
-        for e in evaluations
-        for arm, status in e.race.arm_status.items()
-        if status is not Status.ok
-    }
-    return tuple(sorted(found))
+def failures(evaluations: Sequence[Evaluation]) -> tuple[Failure, ...]:
+    """Every arm a run reported failed, once (the first cause given), sorted."""
+    found: dict[tuple[str, Status], str] = {}
+    for e in evaluations:
+        for arm, status in e.race.arm_status.items():
+            if status is not Status.ok:
+                found.setdefault((arm, status), _cause(e, arm, status))
+    return tuple(Failure(arm, status, cause) for (arm, status), cause in sorted(found.items()))
+
+
+def _cause(evaluation: Evaluation, arm: str, status: Status) -> str:
+    said = evaluation.race.causes.get(arm, "").strip()
+    return said or {Status.wrong_answer: "events lost, duplicated or out of order"}.get(status, "")
 
 
 def confirmed(evaluation: Evaluation, winner: ChannelParams, objective: Objective) -> Confirmed:

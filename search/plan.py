@@ -113,6 +113,9 @@ class RunResult:
     """True when the answer came from the record store (or a recorded cut), not a measurement."""
     busy: bool = False
     """Other processes used the machine while it ran (`search.measure.load`)."""
+    causes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Why an arm failed, in the harness's words (the signal, the hang, the exit(), and which
+    side's code was running), for every arm in `arm_status` that it could name."""
 
 
 Runner = Callable[[Plan], RunResult]
@@ -139,7 +142,7 @@ def records_from_run(key: RecordKey, plan: Plan, result: RunResult) -> tuple[Rec
                 seed=plan.seed,
                 events_per_sample=plan.events_per_sample,
                 first_round=plan.first_round,
-                log=result.log if status is not Status.ok else "",
+                log=result.causes.get(arm, result.log) if status is not Status.ok else "",
                 busy=result.busy,
             )
         )

@@ -120,6 +120,7 @@ class RaceResult:
     plans: tuple[Plan, ...] = ()
     log: str = ""
     counts: PlanCounts = PlanCounts()
+    causes: Mapping[str, str] = field(default_factory=dict)  # why a failed arm failed
 
 
 @dataclass(frozen=True)
@@ -146,12 +147,14 @@ class _Race:
     arm_status: dict[str, Status] = field(default_factory=dict)
     plans: list[Plan] = field(default_factory=list)
     counts: PlanCounts = PlanCounts()
+    causes: dict[str, str] = field(default_factory=dict)
 
     def absorb(self, plan: Plan, result: RunResult) -> None:
         self.plans.append(plan)
         self.counts += PlanCounts.of(result)
         self.samples.extend(result.samples)
         self.arm_status.update(result.arm_status)
+        self.causes.update(result.causes)
 
     def prune(self, incumbent: str, objective: Objective) -> None:
         gone = _drop(self.samples, self.live, incumbent, objective, self.arm_status)
@@ -168,6 +171,7 @@ class _Race:
             tuple(self.plans),
             log,
             self.counts,
+            dict(self.causes),
         )
 
 
@@ -256,13 +260,20 @@ def evaluate_batch(
     *,
     settings: RaceSettings,
     oversubscribed: bool,
+    failed: RunResult | None = None,
 ) -> Evaluation:
-    """Race the batch for `batch.rounds` rounds, then decide among its candidates.
+    """Race the batch for `batch.rounds` rounds, then decide among its candidates; or, given a
+    `failed` run of its incumbent (the sizing probe's), decide on nothing: the reference of
+    every paired ratio failed.
 
     `settings.rounds` is ignored: the strategy's batch says how many rounds it wants.
     """
     race_settings = dataclasses.replace(settings, rounds=batch.rounds)
-    raced = race(batch.candidates, batch.incumbent.id, race_settings, run)
+    if failed is not None:
+        raced = RaceResult((), failed.status, 0, {}, failed.arm_status, (), failed.log)
+        raced = dataclasses.replace(raced, causes=failed.causes)
+    else:
+        raced = race(batch.candidates, batch.incumbent.id, race_settings, run)
     decision = pick_winner(
         stats.group_by_arm(raced.samples),
         settings.objective,

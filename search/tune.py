@@ -93,6 +93,7 @@ def recorded_answer(
     take records measured while the machine was busy."""
     samples: list[Sample] = []
     statuses: dict[str, Status] = {}
+    causes: dict[str, str] = {}
     for arm in sorted({a for rnd in plan.order for a in rnd}):
         records = [
             r
@@ -103,19 +104,18 @@ def recorded_answer(
         ]
         found = {s.round: s for r in records for s in r.samples if s.round in plan.round_numbers()}
         failed = [
-            r.status
-            for r in records
-            if r.status is not Status.ok and r.first_round == plan.first_round
+            r for r in records if r.status is not Status.ok and r.first_round == plan.first_round
         ]
         if failed:
-            statuses[arm] = failed[-1]
+            statuses[arm] = failed[-1].status
+            causes[arm] = failed[-1].log
         elif any(
             arm in rnd and (plan.first_round + i) not in found for i, rnd in enumerate(plan.order)
         ):
             return None
         samples.extend(found.values())
     ordered = tuple(sorted(samples, key=lambda s: (s.round, s.arm)))
-    return RunResult(Status.ok, ordered, "", statuses, replayed=True)
+    return RunResult(Status.ok, ordered, "", statuses, replayed=True, causes=causes)
 
 
 class ReplayRunner:
@@ -220,8 +220,9 @@ def evaluate(
         baselines=stage.baselines,
         drop=drop,
     )
+    failed = sized if sized.status not in (Status.ok, Status.skipped) else None
     evaluation = evaluate_batch(
-        batch, runners[1], settings=race, oversubscribed=settings.oversubscribed
+        batch, runners[1], settings=race, oversubscribed=settings.oversubscribed, failed=failed
     )
     return dataclasses.replace(evaluation, counts=evaluation.counts + PlanCounts.of(sized))
 

@@ -41,6 +41,16 @@ class CandidateResult:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """A candidate (or baseline) that failed, how, and why in words that name whose code was
+    running: "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"."""
+
+    id: str
+    status: Status
+    cause: str
+
+
+@dataclass(frozen=True)
 class Confirmed:
     """The winner re-measured in a fresh process with a new seed: the figures reported."""
 
@@ -61,7 +71,7 @@ class SearchResult:
     confirmed: Confirmed | None  # None: nothing was measured within the budget
     trail: tuple[Step, ...]
     candidates: tuple[CandidateResult, ...]
-    failures: tuple[tuple[str, Status], ...]  # (candidate id, status), sorted
+    failures: tuple[Failure, ...]  # sorted by id
     budget_exhausted: bool
     measured_plans: int
     cached_plans: int

@@ -11,6 +11,7 @@ crash, a hang or a missing output is a status.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import tempfile
@@ -168,3 +169,44 @@ def candidates_of(order: Sequence[Sequence[str]]) -> list[str]:
     """The candidate arms a plan runs (no baselines, no A/A copies), sorted."""
     arms = {a for rnd in order for a in rnd if not is_baseline(a) and not a.startswith(AA_PREFIX)}
     return sorted(arms)
+
+
+_DEATHS = (
+    re.compile(
+        r"^hspc_\w+: (?P<cause>fatal signal SIG\w+ .*?) "
+        r"(?:during sample '(?P<sample>[^']*)'|with no sample running)$",
+        re.MULTILINE,
+    ),
+    re.compile(
+        r"^hspc_\w+: watchdog: sample '(?P<sample>[^']*)' "
+        r"(?P<cause>exceeded the [0-9.]+ s deadline; .*)$",
+        re.MULTILINE,
+    ),
+    re.compile(
+        r"^hspc_\w+: (?P<call>(?:quick_)?exit\(\)) called during sample '(?P<sample>[^']*)' "
+        r"from (?P<cause>.*)$",
+        re.MULTILINE,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Death:
+    """How the harness said a sample died: the arm it was running (None when it could not
+    say) and why, in words naming the side whose code was running."""
+
+    arm: str | None
+    cause: str
+
+
+def death(stderr: str) -> Death | None:
+    """The harness's own line about a crash, a hang or an exit(), if it printed one."""
+    for pattern, form in zip(_DEATHS, ("{cause}", "hung: {cause}", "{call} called from {cause}"),
+                             strict=True):  # fmt: skip
+        found = pattern.search(stderr)
+        if found is None:
+            continue
+        sample = found["sample"]
+        arm = sample.split("/", 1)[1] if sample and "/" in sample else None
+        return Death(arm, form.format(**found.groupdict()))
+    return None

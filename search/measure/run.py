@@ -2,8 +2,8 @@
 
 A binary that crashes or hangs (the harness's watchdog aborts a sample past its deadline; the
 process is also killed past an outer timeout) is not an exception: the candidate that was running
-is found by running each candidate of the plan alone, it gets its status, and the plan runs again
-without it.
+is named by the harness's last line (or, when it could not say, found by running each candidate
+of the plan alone), it gets its status and cause, and the plan runs again without it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from hspc_gen.search.measure import load
 from hspc_gen.search.measure.harness import (
     Invocation,
     candidates_of,
+    death,
     execute,
     parse_samples,
     plan_text,
@@ -50,17 +51,34 @@ def without_arms(plan: Plan, culprits: set[str]) -> Plan:
 
 
 def run_plan(plan: Plan, invocation: Invocation) -> RunResult:
-    """Run `plan`; a candidate that crashes or hangs is isolated, recorded, and left out."""
+    """Run `plan`; a candidate that crashes or hangs is named, recorded, and left out."""
     result = _execute(plan, invocation)
     if result.status is Status.ok:
         return result
+    culprits, causes = _culprits(plan, invocation, result)
+    if not culprits or plan.incumbent in culprits or set(culprits) & set(plan.baselines):
+        return RunResult(result.status, (), result.log, culprits, causes=causes)
+    rerun = run_plan(without_arms(plan, set(culprits)), invocation)
+    statuses = {**rerun.arm_status, **culprits}
+    return dataclasses.replace(
+        rerun, arm_status=statuses, causes={**rerun.causes, **causes}, log=result.log
+    )
+
+
+def _culprits(
+    plan: Plan, invocation: Invocation, failed: RunResult
+) -> tuple[dict[str, Status], dict[str, str]]:
+    """Who made the run fail, and why: the arm the harness named, else each candidate alone."""
+    said = death(failed.log)
+    if said is not None and said.arm is not None:
+        arm = said.arm.removeprefix(AA_PREFIX)
+        return {arm: failed.status}, {arm: said.cause}
     culprits: dict[str, Status] = {}
+    causes: dict[str, str] = {}
     for arm in candidates_of(plan.order):
         alone = _execute(_alone(plan, arm), invocation)
         if alone.status is not Status.ok:
             culprits[arm] = alone.status
-    if not culprits or plan.incumbent in culprits:
-        return RunResult(result.status, (), result.log, culprits)
-    rerun = _execute(without_arms(plan, set(culprits)), invocation)
-    statuses = {**rerun.arm_status, **culprits}
-    return RunResult(rerun.status, rerun.samples, result.log, statuses, busy=rerun.busy)
+            said = death(alone.log)
+            causes[arm] = said.cause if said else f"{alone.status} when run alone"
+    return culprits, causes

@@ -8,6 +8,7 @@ stand in a simulated toolchain with the same three methods.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -83,8 +84,9 @@ class RealToolchain:
 
     def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
         failed = dict.fromkeys(built.failed, Status.compile_error)
+        why = {arm: first_error(log) for arm, log in built.failed.items()}
         if built.executable is None or plan.incumbent in failed:
-            return RunResult(Status.compile_error, (), built.log[-4000:], failed)
+            return RunResult(Status.compile_error, (), built.log[-4000:], failed, causes=why)
         batch, workload = prepared.batch, prepared.workload
         params = {c.id: c.params for c in batch.candidates if c.id not in failed}
         live = without_arms(plan, set(failed)) if failed else plan
@@ -93,7 +95,8 @@ class RealToolchain:
         invocation = Invocation(built.executable, workload, params, seconds, self.sample_kind())
         result = run_plan(live, invocation)
         statuses = {**result.arm_status, **failed}
-        return RunResult(result.status, result.samples, result.log, statuses, busy=result.busy)
+        causes = {**result.causes, **why}
+        return dataclasses.replace(result, arm_status=statuses, causes=causes)
 
     def builds_dir(self) -> Path:
         """Builds by compiler, then by sources: after a compiler upgrade nothing old is reused."""
@@ -109,6 +112,12 @@ class RealToolchain:
         runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
         digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
         return digest[:16]
+
+
+def first_error(log: str) -> str:
+    """The compiler's first error line in a build log (the whole last line when there is none)."""
+    lines = log.strip().splitlines()
+    return next((line for line in lines if ": error: " in line), lines[-1] if lines else "")
 
 
 def app_work(workload: Workload) -> AppWork:

@@ -326,3 +326,20 @@ def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
     )
     assert "int x = ;" in done.stderr  # the line the compiler points at
     assert not (tmp_path / "u_channel.hpp").exists()
+
+
+def test_user_code_that_fails_only_under_the_benchmark_is_named_and_the_run_fails(
+    tmp_path: Path,
+) -> None:
+    target = user_target(tmp_path, "crash_late_consumer.cpp")
+    done = hspc_gen("--target", target, "--effort", "quick", "--budget", "30s", "--json",
+                    "--cache", tmp_path / "cache", "--out", tmp_path / "o")  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    crash = "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"
+    assert done.stderr.startswith("hspc-gen: error: nothing could be measured")
+    assert crash in done.stderr
+    result = json.loads(done.stdout)
+    assert any(f["cause"] == crash for f in result["failures"])
+    assert result["winner"]["events_per_second"] is None
+    header = (tmp_path / "o" / "u_channel.hpp").read_text()
+    assert "nothing confirmed by measurement (see hspc-result.json)" in header

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Primitive, Status, Summary
-from hspc_gen.model.result import Confirmed, RunInfo, SearchResult, Step, TuneResult
+from hspc_gen.model.result import Confirmed, Failure, RunInfo, SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.summary import render
 
@@ -49,7 +49,7 @@ def searched(**changes: object) -> SearchResult:
             step("two", "primitive", 6, math.inf, None),
         ),
         candidates=(),
-        failures=(("c9", Status.compile_error),),
+        failures=(Failure("c9", Status.compile_error, "v_c9.cpp:3: error: nope"),),
         budget_exhausted=True,
         measured_plans=0,
         cached_plans=3,
@@ -101,3 +101,11 @@ def test_a_run_that_measured_nothing_says_so_without_a_table() -> None:
     text = render(TuneResult(RUN, WINNER, nothing, ESTIMATED))
     assert "the budget ran out before a batch could be measured" in text
     assert "Measured in a fresh process" not in text and "| stage |" not in text
+
+
+def test_one_line_per_kind_of_failure_naming_whose_code_was_running() -> None:
+    crash = "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"
+    failures = tuple(Failure(f"c{i}", Status.crashed, crash) for i in range(22))
+    text = render(TuneResult(RUN, WINNER, searched(failures=failures), ESTIMATED))
+    assert f"- 22 candidates: crashed: {crash} (recorded, left out)." in text
+    assert text.count("crashed") == 1

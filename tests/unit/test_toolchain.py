@@ -70,3 +70,24 @@ def test_a_build_that_fails_is_a_status_and_every_plan_answers_with_it(tmp_path:
     result = chain.run(built, prepared, plan)
     assert result.status is Status.compile_error
     assert "error" in result.log  # the compiler's own words reach the record
+
+
+def test_a_sample_that_dies_in_the_users_code_is_named_with_the_side_and_left_out(
+    tmp_path: Path,
+) -> None:
+    work = Workload(consumer_source=COUNT.parent / "crash_late_consumer.cpp")
+    other = POINT.replace(buffers=8)
+    batch = make_batch("two", "primitive", [POINT, other], POINT, 6)
+    chain = toolchain(tmp_path)
+    prepared = chain.prepare(batch, work)
+    built = chain.build(prepared)
+    assert built.executable is not None, built.log
+    # 400000 events a sample: the user's consumer dies in the third sample it consumes.
+    plan = make_plan(batch.candidates, incumbent=batch.incumbent.id, baselines=(),
+                     rounds=2, events_per_sample=400_000, seed=3)  # fmt: skip
+    result = chain.run(built, prepared, plan)
+    (culprit,) = result.arm_status
+    assert result.arm_status[culprit] is Status.crashed
+    assert result.causes[culprit] == (
+        "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"
+    )
