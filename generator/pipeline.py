@@ -227,7 +227,8 @@ def _search_result(
     winner: ChannelParams,
     settings: tune.Settings,
 ) -> SearchResult:
-    counts = sum((e.counts for e in searched.evaluations), PlanCounts())
+    every = (*searched.evaluations, *([confirmation] if confirmation else []))
+    counts = sum((e.counts for e in every), PlanCounts())  # the confirmation's plans too
     confirmed = None
     if confirmation is not None:
         confirmed = findings.confirmed(confirmation, winner, settings.objective)

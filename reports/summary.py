@@ -105,6 +105,13 @@ def _notes(result: TuneResult, search: SearchResult) -> list[str]:
             f"{search.cached_plans} plan(s) replayed from the record store, "
             f"{search.measured_plans} measured."
         )
+    run = result.run
+    if run.elapsed_seconds > run.budget_seconds:
+        over = run.elapsed_seconds - run.budget_seconds
+        notes.append(
+            f"It took {run.elapsed_seconds:.1f} s of a {run.budget_seconds:g} s budget"
+            f" ({over:.1f} s over: the last step's estimate was short)."
+        )
     return notes
 
 

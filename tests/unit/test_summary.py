@@ -109,3 +109,11 @@ def test_one_line_per_kind_of_failure_naming_whose_code_was_running() -> None:
     text = render(TuneResult(RUN, WINNER, searched(failures=failures), ESTIMATED))
     assert f"- 22 candidates: crashed: {crash} (recorded, left out)." in text
     assert text.count("crashed") == 1
+
+
+def test_a_run_past_its_budget_says_by_how_much() -> None:
+    late = dataclasses.replace(RUN, elapsed_seconds=131.5)
+    text = render(TuneResult(late, WINNER, searched(), ESTIMATED))
+    assert "It took 131.5 s of a 120 s budget (11.5 s over" in text
+    on_time = render(TuneResult(RUN, WINNER, searched(), ESTIMATED))
+    assert "s over" not in on_time
