@@ -106,11 +106,12 @@ def stages_for(
         if b != "optimal" or producer_works  # the producer's own work, alone: none to time
     )
     measured = None if user is None else work_ns(target.workload, user)
+    size = target.event.size
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured),)
+        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured, size),)
     return (
-        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE),
-        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured),
+        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE, event_bytes=size),
+        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured, size),
     )
 
 

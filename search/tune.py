@@ -40,6 +40,7 @@ STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
 CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search's rounds
 PROBE_EVENTS = 200_000
+MOVE_NS_PER_BYTE = 0.25  # writing then reading an event's bytes, pessimistically (~8 GB/s)
 PROBE_SECONDS = 0.01  # a probe sample, sized from the work's guessed cost, lasts about this
 # At 1 ms of work per event (app.yaml's most), MIN_SAMPLE_EVENTS still keeps a sample near a
 # second, well inside the harness's per-sample deadline.
@@ -62,11 +63,14 @@ class StageSpec:
     baselines: tuple[str, ...]
     share: float = 1.0  # of the search's time, relative to the other stages' shares
     measured_ns: float | None = None  # the work's cost per event, measured (the user's code)
+    event_bytes: int = 8
 
     @property
     def expected_ns(self) -> float:
-        """What an event should cost: measured, else the workload's own guess."""
-        return self.measured_ns or self.workload.expected_ns_per_event
+        """What an event should cost before measuring: its work (measured, else the workload's
+        own guess), and at least the time to write and read its bytes."""
+        work = self.measured_ns or self.workload.expected_ns_per_event
+        return max(work, MOVE_NS_PER_BYTE * self.event_bytes)
 
 
 @dataclass(frozen=True)
