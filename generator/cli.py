@@ -184,6 +184,9 @@ def _main_command(argv: Sequence[str]) -> int:
     if (failure := pipeline.user_code_failure(result)) is not None:
         print(f"{PROG}: error: {failure}", file=sys.stderr)
         return UserCodeError.exit_status
+    if (unmet := pipeline.latency_unmet(result)) is not None:
+        print(f"{PROG}: error: {unmet}", file=sys.stderr)
+        return 1
     return 0
 
 

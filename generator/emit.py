@@ -107,9 +107,19 @@ def banner(search: SearchResult) -> tuple[str, ...]:
     if confirmed.efficiency is not None:
         efficiency = _figure_text(confirmed.efficiency, "{:.3f}")
         lines.append(f"efficiency: {efficiency} (1.0 = the slower side alone)")
+    if confirmed.latency_bound_ns is not None:
+        lines.append(_bound_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
     decision = confirmed.decision
     lines.append(f"decision margin: {decision.margin:.1%} over {decision.rounds} paired rounds")
     return tuple(lines)
+
+
+def _bound_line(bound_ns: float, p99: Figure | None) -> str:
+    bound = f"constraints.max_latency_us {bound_ns / 1e3:g} us"
+    if p99 is None:
+        return f"{bound}: NOT measured"
+    kept = "kept" if p99.median <= bound_ns else "NOT kept"
+    return f"{bound} {kept}: p99 wait (paced) {_figure_text(p99, '{:.0f}')} ns"
 
 
 def _figure_text(figure: Figure, form: str) -> str:

@@ -133,7 +133,11 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     winner = searched.winner
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     if confirmation is not None:
-        winner = confirmation.step.winner() or winner
+        winner = (
+            confirmation.step.winner()
+            or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+            or winner
+        )
         inputs = wiring.thread_inputs(target, host)
         last = _built_for(searched, inputs.workload)
         advice = threads_for(winner, inputs, machinery, last, settings)  # threads
@@ -194,7 +198,9 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
     stage = settings.stages[-1]
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
-    fresh = dataclasses.replace(settings, seed=settings.seed + 1, deadline=deadline)
+    fresh = dataclasses.replace(
+        settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
+    )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _built_for(searched, stage.workload)
     )
@@ -231,7 +237,8 @@ def _search_result(
     counts = sum((e.counts for e in every), PlanCounts())  # the confirmation's plans too
     confirmed = None
     if confirmation is not None:
-        confirmed = findings.confirmed(confirmation, winner, settings.objective)
+        bound = settings.max_latency_ns
+        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound)
     return SearchResult(
         winner=winner,
         spin_ns=DEFAULT_SPIN_NS,
@@ -245,6 +252,27 @@ def _search_result(
         seed=settings.seed,
         oversubscribed=settings.oversubscribed,
     )
+
+
+def latency_unmet(result: TuneResult) -> str | None:
+    """Why the channel written does not keep constraints.max_latency_us, when it does not: no
+    candidate confirmed kept it, and the header holds the one that came closest."""
+    confirmed = result.search.confirmed if result.search else None
+    if confirmed is None or confirmed.latency_bound_ns is None:
+        return None
+    p99 = confirmed.latency_p99_ns
+    if p99 is not None and p99.median <= confirmed.latency_bound_ns:
+        return None
+    best = (
+        "no latency could be measured"
+        if p99 is None
+        else (
+            f"the closest, written to the header, waited {p99.median / 1e3:.3g} us"
+            " at the 99th percentile"
+        )
+    )
+    bound = confirmed.latency_bound_ns / 1e3
+    return f"no channel kept constraints.max_latency_us ({bound:g} us): {best}"
 
 
 def user_code_failure(result: TuneResult) -> str | None:

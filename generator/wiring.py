@@ -146,7 +146,12 @@ def settings_for(
         stages=stages_for(target, effort, user),
         run=f"{effort}:{target.budget:g}s",
         quiet=quiet,
+        max_latency_ns=_ns(target.constraints.max_latency_us),
     )
+
+
+def _ns(microseconds: float | None) -> float | None:
+    return None if microseconds is None else microseconds * 1e3
 
 
 def unbounded(settings: Settings, seed: int) -> Settings:

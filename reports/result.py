@@ -9,7 +9,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from hspc_gen.model import Figure, Status, Summary
-from hspc_gen.model.result import CandidateResult, RunInfo, SearchResult, Step, TuneResult
+from hspc_gen.model.result import (
+    CandidateResult,
+    Confirmed,
+    RunInfo,
+    SearchResult,
+    Step,
+    TuneResult,
+)
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.threads import advice_json
 
@@ -73,6 +80,7 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
             for name, summary in (confirmed.baselines.items() if confirmed else ())
         },
         "efficiency": figure(confirmed.efficiency) if confirmed else None,
+        "latency_bound": _bound(confirmed) if confirmed else None,
         "confirmation": step(confirmed.decision) if confirmed else None,
         "decisions": [step(s) for s in search.trail],
         "candidates": [_candidate(c) for c in search.candidates],
@@ -84,6 +92,17 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
         "cached_plans": search.cached_plans,
         "oversubscribed": search.oversubscribed,
         "seed": search.seed,
+    }
+
+
+def _bound(confirmed: Confirmed) -> dict[str, Any] | None:
+    if confirmed.latency_bound_ns is None:
+        return None
+    p99 = confirmed.latency_p99_ns
+    return {
+        "max_latency_ns": number(confirmed.latency_bound_ns),
+        "p99_wait_ns": figure(p99),
+        "kept": p99 is not None and p99.median <= confirmed.latency_bound_ns,
     }
 
 

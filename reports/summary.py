@@ -55,6 +55,8 @@ def _measured(search: SearchResult) -> list[str]:
         )
     for name, summary in sorted(confirmed.baselines.items()):
         lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}")
+    if confirmed.latency_bound_ns is not None:
+        lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
     efficiency = confirmed.efficiency
     if efficiency is not None:
         lines.append(
@@ -63,6 +65,18 @@ def _measured(search: SearchResult) -> list[str]:
             "1.0 = as fast as the slower of producer and consumer alone"
         )
     return lines
+
+
+def _latency_line(bound_ns: float, p99: Figure | None) -> str:
+    bound = f"constraints.max_latency_us ({bound_ns / 1e3:g} us)"
+    if p99 is None:
+        return f"- {bound}: not measured"
+    kept = "kept" if p99.median <= bound_ns else "NOT kept"
+    low, high = p99.ci95_low / 1e3, p99.ci95_high / 1e3
+    return (
+        f"- {bound} {kept}: 99% of events waited at most {p99.median / 1e3:.3g} us (paced load,"
+        f" median over {p99.n} rounds, 95% CI {low:.3g} to {high:.3g})"
+    )
 
 
 def _trail(search: SearchResult) -> list[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from hspc_gen.model import ChannelParams, Figure, Objective, Status, Summary
 from hspc_gen.model.result import (
     CandidateResult,
@@ -19,7 +21,7 @@ from hspc_gen.model.result import (
 from hspc_gen.search import stats
 from hspc_gen.search.decide import metric_for
 from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records import BASELINE_ARMS
+from hspc_gen.search.records import BASELINE_ARMS, Sample, latency_arm
 
 
 def step(evaluation: Evaluation) -> Step:
@@ -83,7 +85,12 @@ def _cause(evaluation: Evaluation, arm: str, status: Status) -> str:
     return said or {Status.wrong_answer: "events lost, duplicated or out of order"}.get(status, "")
 
 
-def confirmed(evaluation: Evaluation, winner: ChannelParams, objective: Objective) -> Confirmed:
+def confirmed(
+    evaluation: Evaluation,
+    winner: ChannelParams,
+    objective: Objective,
+    latency_bound_ns: float | None = None,
+) -> Confirmed:
     """The confirmation's figures for the winner, with its baselines, from that run only."""
     summaries = evaluation.step.decision.summaries
     winner_id = next((c.id for c in evaluation.step.batch.candidates if c.params == winner), None)
@@ -103,7 +110,18 @@ def confirmed(evaluation: Evaluation, winner: ChannelParams, objective: Objectiv
         else None,
         baselines=figures,
         decision=step(evaluation),
+        latency_bound_ns=latency_bound_ns,
+        latency_p99_ns=_p99(samples.get(latency_arm(winner_id or ""), ())),
     )
+
+
+def _p99(samples: Sequence[Sample]) -> Figure | None:
+    """The median over rounds of the 99th-percentile waits, with its interval."""
+    values = np.array([s.latency_p99_ns for s in samples if s.latency_p99_ns], dtype=float)
+    if values.size == 0:
+        return None
+    low, high = stats.bootstrap_interval(values, stats.median)
+    return Figure(float(np.median(values)), low, high, int(values.size))
 
 
 def _measured(summary: Summary | None) -> Summary | None:
@@ -133,3 +151,15 @@ def comparison(evaluation: Evaluation, labels: Sequence[str], objective: Objecti
             Compared(label, candidate.params, _measured(summaries.get(candidate.id)), speed)
         )
     return Comparison(evaluation.race.rounds, tuple(rows))
+
+
+def least_latency(evaluation: Evaluation) -> ChannelParams | None:
+    """When every candidate missed constraints.max_latency_us: the one that came closest (the
+    lowest median p99 wait), or None when no latency was measured."""
+    by_arm = stats.group_by_arm(evaluation.race.samples)
+    waits = {
+        c.id: stats.latency_p99(by_arm.get(latency_arm(c.id), ()))
+        for c in evaluation.step.batch.candidates
+    }
+    best = min(waits, key=lambda arm: (waits[arm], arm))
+    return evaluation.step.batch.params_of(best) if math.isfinite(waits[best]) else None

@@ -10,7 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen.model import Status
-from hspc_gen.search.records import Candidate, Record, RecordKey, Sample, aa_arm
+from hspc_gen.search.records import (
+    Candidate,
+    Record,
+    RecordKey,
+    Sample,
+    aa_arm,
+    latency_arm,
+)
 
 SAMPLE_SECONDS = 0.015
 """Samples are sized to last about this long (equal work per sample, from a probe)."""
@@ -65,6 +72,7 @@ def make_plan(
     first_round: int = 0,
     live: Iterable[str] | None = None,
     sample_seconds: float = SAMPLE_SECONDS,
+    latency: bool = False,
 ) -> Plan:
     """A plan whose rounds each run every live candidate, the baselines and the A/A copy once.
 
@@ -79,6 +87,8 @@ def make_plan(
         raise ValueError("duplicate candidates in a batch")
     keep = set(ids) if live is None else set(live) | {incumbent}
     arms = [i for i in ids if i in keep] + list(baselines) + [aa_arm(incumbent)]
+    if latency:  # each candidate's push-to-pop time under a paced load, beside its throughput
+        arms += [latency_arm(i) for i in ids if i in keep]
     order = tuple(_round_order(arms, seed, r) for r in range(first_round, first_round + rounds))
     return Plan(
         batch=tuple(batch),

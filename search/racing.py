@@ -25,7 +25,7 @@ from hspc_gen.search.decide import (
     pick_winner,
 )
 from hspc_gen.search.plan import Plan, Runner, RunResult, make_plan
-from hspc_gen.search.records import Candidate, Sample, aa_arm
+from hspc_gen.search.records import Candidate, Sample, aa_arm, latency_arm
 from hspc_gen.search.strategies.base import Batch, StepResult
 
 
@@ -134,6 +134,9 @@ class RaceSettings:
     """Rounds per runner call: racing looks at the samples between chunks."""
     drop: bool = True
     """False for a confirmation: every arm runs every round, even a lone one."""
+    latency_bound_ns: float | None = None
+    """constraints.max_latency_us, in ns, when this race must check it: every candidate also
+    runs a paced latency arm, and one whose p99 exceeds the bound is excluded."""
 
 
 @dataclass
@@ -194,6 +197,7 @@ def race(
             seed=settings.seed,
             first_round=state.first,
             live=state.live,
+            latency=settings.latency_bound_ns is not None,
         )
         result = run(plan)
         state.absorb(plan, result)
@@ -274,6 +278,8 @@ def evaluate_batch(
         raced = dataclasses.replace(raced, causes=failed.causes)
     else:
         raced = race(batch.candidates, batch.incumbent.id, race_settings, run)
+    if settings.latency_bound_ns is not None:
+        raced = over_the_bound(raced, batch, settings.latency_bound_ns)
     decision = pick_winner(
         stats.group_by_arm(raced.samples),
         settings.objective,
@@ -283,6 +289,22 @@ def evaluate_batch(
         statuses=_statuses(batch, raced),
     )
     return Evaluation(StepResult(batch, decision), raced, raced.counts)
+
+
+def over_the_bound(raced: RaceResult, batch: Batch, bound_ns: float) -> RaceResult:
+    """The race with every candidate whose events waited too long marked misses_latency: the
+    median over rounds of its latency arm's 99th percentile, above the bound."""
+    by_arm = stats.group_by_arm(raced.samples)
+    statuses, causes = dict(raced.arm_status), dict(raced.causes)
+    for candidate in batch.candidates:
+        p99 = stats.latency_p99(by_arm.get(latency_arm(candidate.id), ()))
+        if p99 > bound_ns and candidate.id not in statuses:
+            statuses[candidate.id] = Status.misses_latency
+            causes[candidate.id] = (
+                f"99% of events waited at most {p99 / 1e3:.3g} us (median over rounds), above"
+                f" constraints.max_latency_us ({bound_ns / 1e3:g} us)"
+            )
+    return dataclasses.replace(raced, arm_status=statuses, causes=causes)
 
 
 def _statuses(batch: Batch, raced: RaceResult) -> dict[str, Status]:

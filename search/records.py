@@ -51,6 +51,24 @@ def is_aa(arm: str) -> bool:
     return arm.startswith(AA_PREFIX)
 
 
+LATENCY_PREFIX = "lat:"
+"""A latency arm times a candidate's push-to-pop time under a paced load, with no flush per
+event (what an application sees): `lat:<candidate id>`, the harness's `paced` kind."""
+
+
+def latency_arm(candidate_id: str) -> str:
+    return LATENCY_PREFIX + candidate_id
+
+
+def is_latency(arm: str) -> bool:
+    return arm.startswith(LATENCY_PREFIX)
+
+
+def base_of(arm: str) -> str:
+    """The candidate an A/A copy or a latency arm is of (the arm itself otherwise)."""
+    return arm.removeprefix(AA_PREFIX).removeprefix(LATENCY_PREFIX)
+
+
 @dataclass(frozen=True)
 class Sample:
     """One timed run of one arm (a candidate, a baseline or an A/A copy) in one round."""
@@ -67,6 +85,8 @@ class Sample:
     verified: bool
     latency_ns: float | None = None
     """Median hand-off latency within the sample, when the harness measured it."""
+    latency_p99_ns: float | None = None
+    """Its 99th percentile (the latency kinds only)."""
     voluntary_switches: int = 0
     """Voluntary context switches of every thread (the thread search's fan-out samples)."""
     wait_ns: float = 0.0
@@ -103,9 +123,14 @@ class Sample:
             migrations=int(data["migrations"]),
             verified=bool(data["verified"]),
             latency_ns=None if latency is None else float(latency),
+            latency_p99_ns=_optional(data.get("latency_p99_ns")),
             voluntary_switches=int(data.get("voluntary_switches", 0)),
             wait_ns=float(data.get("wait_ns", 0.0)),
         )
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def params_from_dict(data: Mapping[str, Any]) -> ChannelParams:

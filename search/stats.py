@@ -242,3 +242,9 @@ def latency(samples: Sequence[Sample]) -> Figure:
         return Figure(math.nan, math.nan, math.nan, 0)
     low, high = bootstrap_interval(values, median)
     return Figure(float(np.median(values)), low, high, int(values.size))
+
+
+def latency_p99(samples: Sequence[Sample]) -> float:
+    """The median over rounds of the samples' 99th-percentile latency (inf with none)."""
+    values = [s.latency_p99_ns for s in samples if s.latency_p99_ns is not None]
+    return float(np.median(values)) if values else math.inf

@@ -87,6 +87,8 @@ class Settings:
     # not stop a 10 min one, while the same command replays its own cuts exactly
     quiet: bool = False  # nothing else runs now: records measured beside other load are not
     # replayed but measured again
+    max_latency_ns: float | None = None  # constraints.max_latency_us, in ns
+    check_latency: bool = False  # the confirmation checks the bound (a paced arm each)
 
 
 def recorded_answer(
@@ -223,6 +225,7 @@ def evaluate(
         objective=settings.objective,
         baselines=stage.baselines,
         drop=drop,
+        latency_bound_ns=settings.max_latency_ns if settings.check_latency else None,
     )
     failed = sized if sized.status not in (Status.ok, Status.skipped) else None
     evaluation = evaluate_batch(

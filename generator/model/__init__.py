@@ -45,6 +45,7 @@ class Status(StrEnum):
     crashed = "crashed"  # the benchmark process died (a signal or a non-zero exit)
     wrong_answer = "wrong_answer"  # a sample lost, duplicated or reordered events
     no_samples = "no_samples"  # it ran, but left no sample a decision could use
+    misses_latency = "misses_latency"  # events waited longer than constraints.max_latency_us
     skipped = "skipped"  # not run: the budget ran out first
 
 

@@ -60,6 +60,8 @@ class Confirmed:
     efficiency: Figure | None  # the slower side alone over the pair, per round; 1.0 is perfect
     baselines: Mapping[str, Summary]  # producer_alone, consumer_alone, optimal, ...
     decision: Step
+    latency_bound_ns: float | None = None  # constraints.max_latency_us, when it was checked
+    latency_p99_ns: Figure | None = None  # the winner's p99 wait under a paced load
 
 
 @dataclass(frozen=True)

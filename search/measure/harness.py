@@ -22,7 +22,7 @@ from typing import Any
 
 from hspc_gen.model import ChannelParams, Status
 from hspc_gen.search.plan import Plan
-from hspc_gen.search.records import AA_PREFIX, Sample, is_baseline
+from hspc_gen.search.records import Sample, base_of, is_baseline, is_latency
 from hspc_gen.target import Workload
 
 SAMPLE_DEADLINE_SECONDS = 10.0  # the longest a sample may run before the harness aborts it
@@ -32,6 +32,8 @@ PROCESS_GRACE_SECONDS = 5.0  # beyond the plan's expected time and one deadline:
 # The latency objective's paced load: this much producer work between single events, so the
 # channel is idle when each event arrives (push-to-pop time, not queueing delay).
 LATENCY_PACE_NS = 2000.0
+PACED_KIND = "paced"  # paced events with no flush each: the buffer fill and the channel's
+# latency bound decide how long an event waits (the harness's `paced` kind)
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,8 @@ def work_fields(w: Workload) -> str:
 
 def _line(head: str, plan: Plan, cpus: tuple[int, int], w: Workload) -> str:
     """`head` is NAME KIND VARIANT; the rest of the line is the sample's size, CPUs and work."""
-    pace = f" pace_ns={LATENCY_PACE_NS:g}" if " latency " in head else ""
+    paced = any(f" {kind} " in head for kind in ("latency", PACED_KIND))
+    pace = f" pace_ns={LATENCY_PACE_NS:g}" if paced else ""
     cpu_field = f"{cpus[0]},{cpus[1]}"
     return f"{head} {plan.events_per_sample} 1 {cpu_field} {work_fields(w)}{pace}"
 
@@ -131,9 +134,10 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
                 head = f"{name} {arm} {plan.incumbent}"
                 lines.append(_line(head, plan, home, invocation.workload))
                 continue
-            variant = arm.removeprefix(AA_PREFIX)
+            variant = base_of(arm)
             p = invocation.params[variant]
-            head = f"{name} {invocation.kind} {variant}"
+            kind = PACED_KIND if is_latency(arm) else invocation.kind
+            head = f"{name} {kind} {variant}"
             lines.append(_line(head, plan, (p.producer_cpu, p.consumer_cpu), invocation.workload))
     return "\n".join(lines) + "\n"
 
@@ -157,6 +161,7 @@ def _sample(entry: Mapping[str, Any]) -> Sample | None:
         migrations=round(float(entry["migrations"])),
         verified=float(entry["verified"]) >= 1.0,
         latency_ns=float(entry["latency_p50_ns"]) if "latency_p50_ns" in entry else None,
+        latency_p99_ns=float(entry["latency_p99_ns"]) if "latency_p99_ns" in entry else None,
     )
 
 
@@ -166,9 +171,8 @@ def parse_samples(document: Mapping[str, Any]) -> tuple[Sample, ...]:
 
 
 def candidates_of(order: Sequence[Sequence[str]]) -> list[str]:
-    """The candidate arms a plan runs (no baselines, no A/A copies), sorted."""
-    arms = {a for rnd in order for a in rnd if not is_baseline(a) and not a.startswith(AA_PREFIX)}
-    return sorted(arms)
+    """The candidates a plan runs (no baselines; A/A copies and latency arms as theirs), sorted."""
+    return sorted({base_of(a) for rnd in order for a in rnd if not is_baseline(a)})
 
 
 _DEATHS = (

@@ -21,7 +21,7 @@ from hspc_gen.search.measure.harness import (
     plan_text,
 )
 from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import AA_PREFIX
+from hspc_gen.search.records import base_of
 
 
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:
@@ -32,7 +32,7 @@ def _execute(plan: Plan, invocation: Invocation) -> RunResult:
     if done.status is not Status.ok:
         return RunResult(done.status, (), done.log, busy=busy)
     samples = parse_samples(done.document)
-    wrong = {s.arm.removeprefix(AA_PREFIX) for s in samples if not s.verified}
+    wrong = {base_of(s.arm) for s in samples if not s.verified}
     statuses = dict.fromkeys(wrong, Status.wrong_answer)
     return RunResult(Status.ok, samples, done.log, statuses, busy=busy)
 
@@ -43,7 +43,7 @@ def _alone(plan: Plan, arm: str) -> Plan:
 
 def without_arms(plan: Plan, culprits: set[str]) -> Plan:
     def keep(arm: str) -> bool:
-        return arm.removeprefix(AA_PREFIX) not in culprits
+        return base_of(arm) not in culprits
 
     return dataclasses.replace(
         plan, order=tuple(tuple(a for a in rnd if keep(a)) for rnd in plan.order)
@@ -71,7 +71,7 @@ def _culprits(
     """Who made the run fail, and why: the arm the harness named, else each candidate alone."""
     said = death(failed.log)
     if said is not None and said.arm is not None:
-        arm = said.arm.removeprefix(AA_PREFIX)
+        arm = base_of(said.arm)
         return {arm: failed.status}, {arm: said.cause}
     culprits: dict[str, Status] = {}
     causes: dict[str, str] = {}

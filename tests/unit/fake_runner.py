@@ -23,7 +23,7 @@ from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import RecordKey, Sample
+from hspc_gen.search.records import RecordKey, Sample, base_of
 from hspc_gen.search.space import Choice, HostShape, PowerOfTwo, Space
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
@@ -179,6 +179,7 @@ class Simulated:
             migrations=0,
             verified=cost.verified,
             latency_ns=cost.latency_ns,
+            latency_p99_ns=None if cost.latency_ns is None else 2 * cost.latency_ns,
         )
 
     def samples(self, arm: str, ns: float, rounds: int, cost: Cost | None = None) -> list[Sample]:
@@ -211,7 +212,7 @@ class SimulatedRunner:
         out = []
         for round_number, order in zip(plan.round_numbers(), plan.order, strict=True):
             for arm in order:
-                base = arm.removeprefix("aa:")
+                base = base_of(arm)
                 cost = self.costs.get(base, Cost())
                 out.append(self.sim.sample(arm, self.ns.get(base, 20.0), round_number, cost))
         return RunResult(Status.ok, tuple(out))
@@ -260,7 +261,7 @@ class SimulatedToolchain:
         samples: list[Sample] = []
         for number, order in zip(plan.round_numbers(), plan.order, strict=True):
             for arm in order:
-                base = arm.removeprefix("aa:")
+                base = base_of(arm)
                 if base in built.failed:
                     continue
                 ns = model_ns(params[base]) if base in params else 9.0

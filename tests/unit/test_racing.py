@@ -8,6 +8,7 @@ import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search import stats
+from hspc_gen.search.findings import least_latency
 from hspc_gen.search.plan import Plan, RunResult, make_plan
 from hspc_gen.search.racing import RaceSettings, evaluate_batch, losers, race
 from hspc_gen.search.records import Candidate, Sample, aa_arm
@@ -185,3 +186,22 @@ def test_a_budget_cut_counts_only_the_rounds_that_ran() -> None:
     cut_later = FailingRunner(fr.SimulatedRunner({}), fail_at=2, status=Status.skipped)
     some = race(cands, cands[0].id, settings(), cut_later.run)
     assert (some.status, some.rounds, some.counts.cut) == (Status.ok, stats.MIN_ROUNDS, True)
+
+
+def test_a_confirmation_with_a_latency_bound_excludes_what_waits_too_long() -> None:
+    quick = BASE.replace(buffer_bytes=65536)  # fast, but events wait for big buffers to fill
+    prompt = BASE.replace(buffer_bytes=1024)  # slower, keeps the bound
+    batch = make_batch("confirm", "confirm", [quick, prompt], quick, rounds=12)
+    ids = {c.params: c.id for c in batch.candidates}
+    costs = {ids[quick]: fr.Cost(latency_ns=400_000.0), ids[prompt]: fr.Cost(latency_ns=20_000.0)}
+    runner = fr.SimulatedRunner({ids[quick]: 20.0, ids[prompt]: 30.0}, costs=costs)
+    bound = dataclasses.replace(settings(12), drop=False, latency_bound_ns=100_000.0)
+    ev = evaluate_batch(batch, runner.run, settings=bound, oversubscribed=False)
+    assert ev.step.decision.winner == ids[prompt]  # p99 40 us kept; 800 us not
+    assert ev.race.arm_status == {ids[quick]: Status.misses_latency}
+    assert "above constraints.max_latency_us (100 us)" in ev.race.causes[ids[quick]]
+    assert all(f"lat:{i}" in order for order in runner.plans[0].order for i in ids.values())
+    tight = dataclasses.replace(bound, latency_bound_ns=1_000.0)
+    none = evaluate_batch(batch, runner.run, settings=tight, oversubscribed=False)
+    assert none.step.decision.winner is None
+    assert least_latency(none) == prompt  # the closest, for the header and the report
