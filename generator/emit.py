@@ -63,6 +63,7 @@ class HeaderWriter:
     host: Host
     command: str
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
+    max_latency_ns: int = 0  # the channel's latency bound (0: none)
 
     def write(
         self,
@@ -80,6 +81,7 @@ class HeaderWriter:
             spin_ns=DEFAULT_SPIN_NS,
             provenance=provenance,
             threads=threads or self.threads,
+            max_latency_ns=self.max_latency_ns,
         )
         write_atomic(self.path, render_header(spec))
 

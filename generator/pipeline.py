@@ -89,7 +89,8 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
-    header = HeaderWriter(out.header, target, host, options.command, estimated)
+    bound = wiring.channel_bound_ns(target)
+    header = HeaderWriter(out.header, target, host, options.command, estimated, bound)
     measuring = options.effort is not Effort.estimate
     user_code = preflight.check(target.workload, target.event.size) if measuring else None
     header.write(start)  # the anytime result: improved as results come, final at the end

@@ -54,6 +54,10 @@ class HeaderSpec:
     spin_ns: int
     provenance: Provenance
     threads: ThreadAdvice
+    # The channel's latency bound (BasicChannel's MaxLatencyNs): a partly filled buffer is handed
+    # over once its oldest event has waited this long. 0: no bound (buffers go when full or
+    # flushed).
+    max_latency_ns: int = 0
 
 
 def _read_runtime(relative: str) -> str:
@@ -169,28 +173,34 @@ class AppWork:
 
 
 def render_bench_files(
-    variants: tuple[BenchVariant, ...], event_bytes: int, spin_ns: int, app: AppWork = AppWork()
+    variants: tuple[BenchVariant, ...],
+    event_bytes: int,
+    spin_ns: int,
+    app: AppWork = AppWork(),
+    max_latency_ns: int = 0,
 ) -> dict[str, str]:
     """The Meson project of one batch's benchmark binary: relative path -> text.
 
     One translation unit per distinct compile-time point (`v_<id>.cpp`; candidates that differ
     only in their CPUs share one, as placement is a run-time choice), the variant table in
     `main.cpp`, and copies of the runtime and harness headers under `include/`, so the project
-    stands alone.
+    stands alone. Every channel carries the latency bound `max_latency_ns` (0: none), as the
+    header written for the winner will.
     """
+    if max_latency_ns < 0:
+        raise ValueError(f"max_latency_ns must be >= 0, got {max_latency_ns}")
     env = environment()
     table = tuple(sorted(variants, key=lambda v: v.id))
     units = {compiled_id(v): v.params.replace(producer_cpu=-1, consumer_cpu=-1) for v in table}
     compiled = tuple(BenchVariant(cid, units[cid]) for cid in sorted(units))
     files = {f"include/{path}": text for path, text in _runtime_headers().items()}
-    common = {"version": __version__, "event_bytes": event_bytes, "spin_ns": spin_ns}
-    files["meson.build"] = env.get_template("bench/meson.build.j2").render(
-        variant_sources=[bench_source(v.id) for v in compiled],
-        app_sources=[name for name, _ in app.files],
-        app_defines=app.defines,
-        app_include_dirs=app.include_dirs,
-        **common,
-    )
+    common = {
+        "version": __version__,
+        "event_bytes": event_bytes,
+        "spin_ns": spin_ns,
+        "max_latency_ns": max_latency_ns,
+    }
+    files["meson.build"] = _bench_meson(compiled, app, common)
     files.update(app.files)
     files["main.cpp"] = env.get_template("bench/main.cpp.j2").render(
         variants=table, compiled=compiled, compiled_id=compiled_id, **common
@@ -200,6 +210,22 @@ def render_bench_files(
             variant=unit, **common
         )
     return files
+
+
+def _bench_meson(
+    compiled: tuple[BenchVariant, ...], app: AppWork, common: dict[str, object]
+) -> str:
+    return (
+        environment()
+        .get_template("bench/meson.build.j2")
+        .render(
+            variant_sources=[bench_source(v.id) for v in compiled],
+            app_sources=[name for name, _ in app.files],
+            app_defines=app.defines,
+            app_include_dirs=app.include_dirs,
+            **common,
+        )
+    )
 
 
 def compiled_id(variant: BenchVariant) -> str:

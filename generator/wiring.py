@@ -184,7 +184,20 @@ def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolcha
         estimate.DEFAULT_SPIN_NS,
         target.event.size,
         target.objective,
+        channel_bound_ns(target),
     )
+
+
+BOUND_SHARE = 0.75
+"""The channel's latency bound, as a share of constraints.max_latency_us: the channel hands a
+buffer over within about 1.25x its bound plus the consumer's wake-up, so a bound of 3/4 of the
+constraint keeps the 99th percentile under it."""
+
+
+def channel_bound_ns(target: Target) -> int:
+    """The channel's MaxLatencyNs for the target: 0 without constraints.max_latency_us."""
+    limit = target.constraints.max_latency_us
+    return 0 if limit is None else max(1, int(limit * 1e3 * BOUND_SHARE))
 
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:

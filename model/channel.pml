@@ -34,7 +34,10 @@ inline publish() {
   after_store(cw)
 }
 
-/* push/emplace into the slot being filled; full: publish; otherwise maybe flush() now. */
+/* push/emplace into the slot being filled; full: publish; otherwise maybe flush() now. The
+ * nondeterministic publish of a partial slot after any push is also the latency bound's early
+ * hand-off (BasicChannel with MaxLatencyNs != 0 calls flush() when its clock says the slot is due;
+ * its clock is producer-private state with no effect on the hand-off), so the model covers it. */
 inline put() {
   slot_ev[PRODUCER_SLOT * CAP + fill] = seq;
   seq++;

@@ -91,7 +91,8 @@ void every_kind(hb::Context& ctx, const hb::Workload& w) {
     if (!s.verified) std::fprintf(stderr, "kind %s not verified\n", k.name);
     BENCH_CHECK(s.verified);
     BENCH_CHECK(s.events == w.events && s.wall_ns > 0);
-    const bool latency = k.kind == hb::Kind::latency || k.kind == hb::Kind::round_trip;
+    const bool latency =
+        k.kind == hb::Kind::latency || k.kind == hb::Kind::round_trip || k.kind == hb::Kind::paced;
     BENCH_CHECK(latency == (s.latency_p50_ns > 0));
     BENCH_CHECK(!latency || s.latency_p50_ns <= s.latency_p99_ns);
   }

@@ -36,17 +36,18 @@ static_assert(hspc::BasicFanOut<char, hspc::Primitive::futex, 2, 64, 0>::kMaxCon
 namespace detail {
 
 // The hspc channel behind a variant-table type (a bare BasicChannel, or one driven as a
-// ChannelContender or PerEvent) and its fan-out; void for anything else, which these kinds decline.
+// ChannelContender or PerEvent) and its fan-out, with the channel's latency bound; void for
+// anything else, which these kinds decline.
 template <class T>
 struct HspcChannelOf {
   using Channel = void;
   using FanOut = void;
 };
 template <class T, hspc::Primitive P, std::size_t B, std::size_t BufferBytes, std::size_t Padding,
-          std::size_t Spin>
-struct HspcChannelOf<hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin>> {
-  using Channel = hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin>;
-  using FanOut = hspc::BasicFanOut<T, P, B, BufferBytes, Padding, Spin>;
+          std::size_t Spin, std::size_t MaxLatencyNs>
+struct HspcChannelOf<hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>> {
+  using Channel = hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>;
+  using FanOut = hspc::BasicFanOut<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>;
 };
 template <class Ch>
 struct HspcChannelOf<ChannelContender<Ch>> : HspcChannelOf<Ch> {};

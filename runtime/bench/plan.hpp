@@ -6,16 +6,21 @@
 //   NAME KIND VARIANT EVENTS ITERATIONS CPUS [KEY=VALUE ...]
 //
 //   NAME        the benchmark's name in Google Benchmark's output; no blanks (e.g. r3/c1a2b3c4d5)
-//   KIND        throughput | latency | round_trip | producer_alone | consumer_alone | p0_parallel
-//               | optimal | achievable | upper_bound  (baselines take the event type, and for
-//               achievable the buffer memory, from VARIANT) | pairs | fanout
+//   KIND        throughput | latency | paced | round_trip | producer_alone | consumer_alone
+//               | p0_parallel | optimal | achievable | upper_bound  (baselines take the event type,
+//               and for achievable the buffer memory, from VARIANT) | pairs | fanout.
+//               latency: single events pushed pace_ns of producer work apart, each flushed at
+//               once (the hand-off alone); paced: the same load without the flushes, so the
+//               buffer's fill and the variant's latency bound decide when an event is seen (what
+//               an application that never flushes gets; the last events go at close). Both
+//               report push-to-pop latency_p50_ns and latency_p99_ns over every event.
 //   VARIANT     an id of the rendered variant table
 //   EVENTS      events per sample (>= 1); for pairs and fanout, events per producer
 //   ITERATIONS  samples of this line (>= 1); counters are averaged over them
 //   CPUS        PRODUCER,CONSUMER logical CPU numbers (-1 leaves that side unpinned), or '-'
 //               ('-' for pairs and fanout, which pin through cpus=)
 //   KEY=VALUE   workload per event: producer_ns, consumer_ns (synthetic work, ns), consumer_bytes
-//               (consumer working set), pace_ns (latency kind: work between events), ring_bytes
+//               (consumer working set), pace_ns (paced kinds: work between events), ring_bytes
 //               (the baselines' private ring, default 1024); threads: pairs=N (pairs kind, default
 //               1), producers=P and consumers=K (fanout kind, defaults 1; K >= P, consumer j is
 //               producer j % P's, at most 64 per producer), cpus=LIST (pairs and fanout: one CPU
@@ -29,6 +34,7 @@
 //   r0/producer_alone producer_alone c1a2b3c4d5 2000000 1 1,0 producer_ns=40 consumer_ns=15
 //   r0/2p pairs c1a2b3c4d5 1000000 1 - pairs=2 cpus=0+1+0+1
 //   r0/1p3c fanout c1a2b3c4d5 1000000 1 - consumers=3 consumer_ns=90
+//   r0/p/c1a2b3c4d5 paced c1a2b3c4d5 20000 1 1,0 pace_ns=2000 consumer_ns=15
 #pragma once
 
 #include <cerrno>

@@ -1,5 +1,6 @@
-// Timed samples through a contender: saturated throughput, paced one-way latency, and ping-pong
-// round trips. The producer is the benchmark thread; the consumer is the persistent worker.
+// Timed samples through a contender: saturated throughput, paced one-way latency (each event
+// flushed, or not: the paced kind), and ping-pong round trips. The producer is the benchmark
+// thread; the consumer is the persistent worker.
 #pragma once
 
 #include <algorithm>
@@ -100,10 +101,14 @@ Sample run_throughput(const Workload& w, Context& ctx) {
   return s;
 }
 
-// Paced one-way latency: single events, each flushed at once, with pace_ns of extra producer work
-// between them so the channel is mostly empty; push-to-pop time of every event.
-template <class A, class Launch = DirectLaunch>
-Sample run_latency(const Workload& w, Context& ctx) {
+namespace detail {
+
+// Paced one-way latency: single events with pace_ns of extra producer work between them, so the
+// channel is mostly empty; push-to-pop time of every event. FlushEach flushes every event at once
+// (the hand-off alone); without, the buffer's fill and the channel's latency bound decide when an
+// event becomes visible, as an application that never flushes sees it.
+template <class A, class Launch, bool FlushEach>
+Sample paced_latency(const Workload& w, Context& ctx) {
   using E = typename A::Event;
   A q;
   q.begin(w.events);
@@ -130,18 +135,35 @@ Sample run_latency(const Workload& w, Context& ctx) {
       x = burn(pace, x);
       pushed[i] = now_ns();
       q.push(ev);
-      q.flush();
+      if constexpr (FlushEach) q.flush();
     }
     q.close();
     sink(x);
     return Clock::time_point{};
   };
-  Sample s = detail::two_sided<Launch>(w, ctx, consumer, producer);
+  Sample s = two_sided<Launch>(w, ctx, consumer, producer);
   s.verified = ok;
   std::vector<std::int64_t> latency(w.events);
   for (std::uint64_t i = 0; i < w.events; ++i) latency[i] = popped[i] - pushed[i];
-  detail::percentiles(latency, s);
+  percentiles(latency, s);
   return s;
+}
+
+}  // namespace detail
+
+// Paced one-way latency of the hand-off alone: single events, each flushed at once, with pace_ns
+// of extra producer work between them; push-to-pop time of every event.
+template <class A, class Launch = DirectLaunch>
+Sample run_latency(const Workload& w, Context& ctx) {
+  return detail::paced_latency<A, Launch, /*FlushEach=*/true>(w, ctx);
+}
+
+// Paced one-way latency as an application sees it: run_latency's load without the flushes, so an
+// event waits in its buffer until the buffer fills, the channel's latency bound hands it over, or
+// close() (the last events). A channel without a bound shows its whole fill time here.
+template <class A, class Launch = DirectLaunch>
+Sample run_paced(const Workload& w, Context& ctx) {
+  return detail::paced_latency<A, Launch, /*FlushEach=*/false>(w, ctx);
 }
 
 // Ping-pong: the producer sends one event and waits for the consumer to echo it back through a

@@ -22,7 +22,7 @@ struct Workload {
   double producer_ns = 0.0;        // synthetic work per event before each push
   double consumer_ns = 0.0;        // synthetic work per event after each pop
   std::size_t consumer_bytes = 0;  // consumer working set touched once per event (0: none)
-  double pace_ns = 0.0;            // latency kind: extra producer work between single events
+  double pace_ns = 0.0;            // latency, paced: extra producer work between single events
   std::size_t ring_bytes = 1024;   // private ring of the baselines (the paper's 1 KiB buffer)
   int producer_cpu = -1;           // -1: not pinned
   int consumer_cpu = -1;
@@ -40,7 +40,7 @@ struct Sample {
   ThreadStats producer;
   ThreadStats consumer;
   bool verified = false;         // order, count and checksum all correct
-  double latency_p50_ns = -1.0;  // latency and round_trip kinds only
+  double latency_p50_ns = -1.0;  // latency, paced and round_trip kinds only
   double latency_p99_ns = -1.0;
   long consumer_tid = 0;  // the persistent worker's thread id (0: no consumer thread ran)
   // pairs and fanout kinds (else -1): waits in the channels and the time spent in them, summed

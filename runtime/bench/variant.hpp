@@ -22,7 +22,7 @@ namespace hspc_bench {
 // What one benchmark measures. The names are the plan's and the records' arm names.
 enum class Kind {
   throughput,      // saturated events through the variant
-  latency,         // paced single events, push-to-pop median and p99
+  latency,         // paced single events, each flushed: push-to-pop median and p99
   round_trip,      // ping-pong through two instances (one CPU for both: the hand-off test)
   producer_alone,  // the baselines, with the variant's event type
   consumer_alone,
@@ -32,6 +32,7 @@ enum class Kind {
   upper_bound,
   pairs,   // pairs=N producer/consumer pairs at once, a channel each (hspc channels only)
   fanout,  // producers=P, each handing buffers round robin to its consumers=K (hspc channels only)
+  paced,   // latency's paced load without the flushes: buffer fill and latency bound decide
 };
 
 struct KindName {
@@ -51,6 +52,7 @@ inline constexpr KindName kKindNames[] = {
     {Kind::upper_bound, "upper_bound"},
     {Kind::pairs, "pairs"},
     {Kind::fanout, "fanout"},
+    {Kind::paced, "paced"},
 };
 
 // True and sets `out` if `name` is a kind's name.
@@ -100,6 +102,8 @@ Sample run(Kind kind, const Workload& w, Context& ctx) {
       return run_pairs<T, Launch>(w, ctx);
     case Kind::fanout:
       return run_fanout<T, Launch>(w, ctx);
+    case Kind::paced:
+      return run_paced<A, Launch>(w, ctx);
   }
   return Sample{};
 }

@@ -37,7 +37,18 @@ namespace hspc {
 // - Every event pushed before close() is delivered exactly once and in push order, whatever mix
 //   of pop, try_pop, pop_for and consume the consumer uses.
 // - Events pushed but not yet flushed are not visible to the consumer: a slot is handed over when
-//   it is full (kEventsPerBuffer events), at flush() or at close().
+//   it is full (kEventsPerBuffer events), at flush() or at close(), or by the latency bound.
+// - Latency bound (MaxLatencyNs != 0): while the producer keeps pushing, no event waits in an
+//   unpublished slot longer than MaxLatencyNs plus one check interval. The producer reads
+//   steady_clock once per check interval of K pushes, never per event, and hands the slot over,
+//   exactly as flush() does, at the first reading past its oldest event's deadline. K (1 to 4096)
+//   follows the measured push rate so that K pushes take about MaxLatencyNs / 4: about 1.25 x
+//   MaxLatencyNs in all at a steady rate; after a sudden slow-down, one interval is K pushes at
+//   the slower rate. The deadline counts from the reading before the oldest event, so a slot may
+//   go early, never late. The bound acts only inside push, emplace, try_push and push(ptr, n): a
+//   producer that stops pushing must call flush() (or close()). It bounds the wait before
+//   publication, not the wait behind a slow consumer. MaxLatencyNs = 0 (the default): no bound,
+//   and not one instruction or byte of it.
 // - flush() and close() wake a consumer blocked in pop, pop_for or consume, with every primitive.
 // - After close(), once every event has been taken, pop/try_pop/pop_for return false, consume
 //   returns 0 and done() is true. pop_for returns false at its deadline, and the channel stays
@@ -58,9 +69,11 @@ namespace hspc {
 // so no two regions share a line (at 128, no two share an adjacent-line prefetch pair).
 // PaddingBytes = 0 packs them, keeping only natural alignment: the tuner's reference point.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000>
-class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes> {
-  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes>;
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
+class BasicChannel
+    : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs> {
+  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs>;
+  using Producer = typename Ring::Producer;
 
   static_assert(std::is_trivially_copyable_v<T>,
                 "events are copied as bytes: T must be trivially copyable");
@@ -80,6 +93,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   static constexpr std::size_t kBufferBytes = BufferBytes;
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
+  static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
   static constexpr std::size_t kEventsPerBuffer = Ring::kEventsPerBuffer;
 
   using Layout = typename Ring::Layout;
@@ -102,30 +116,33 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   // push, constructing the event in place (T(args...), or T{args...} for aggregates).
   template <class... Args>
   void emplace(Args&&... args) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     if (p.fill == 0) take_free_slot();
     construct(p.events + p.fill, std::forward<Args>(args)...);
     if (++p.fill == kEventsPerBuffer) publish();
+    if constexpr (MaxLatencyNs != 0) due_check(1);
   }
 
   // push, but returns false instead of blocking when every slot is in use.
   [[nodiscard]] bool try_push(const T& event) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     if (p.fill == 0) {
       if (!slot_free()) return false;
       p.events = slot_events(p.slot);
+      if constexpr (MaxLatencyNs != 0) p.start();
     }
     construct(p.events + p.fill, event);
     if (++p.fill == kEventsPerBuffer) publish();
+    if constexpr (MaxLatencyNs != 0) due_check(1);
     return true;
   }
 
   // Appends n events at once, copied as bytes slot by slot (the fair peer of a ring's bulk
   // push); hands each slot over as it fills. Blocks while every slot is in use.
   void push(const T* events, std::size_t n) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     while (n != 0) {
       if (p.fill == 0) take_free_slot();
@@ -136,6 +153,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
       events += take;
       n -= take;
       if (p.fill == kEventsPerBuffer) publish();
+      if constexpr (MaxLatencyNs != 0) due_check(take);
     }
   }
 
@@ -249,6 +267,12 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     } else {
       ::new (static_cast<void*>(at)) T{std::forward<Args>(args)...};  // C++17 aggregates
     }
+  }
+
+  // With a bound, after n events were pushed: the clock may say the slot is due (flush() skips an
+  // empty one, e.g. a slot just handed over full).
+  void due_check(std::size_t n) {
+    if (producer().tick(n)) flush();
   }
 
   void take(T& out) {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "hspc/latency_timer.hpp"
 #include "hspc/limits.hpp"
 
 namespace hspc {
@@ -37,8 +38,10 @@ struct ConsumerShared {
   std::atomic<std::uint32_t> tail{0};  // slots released so far
 };
 
-template <class T>
-struct ProducerCursor {
+// MaxLatencyNs != 0: the latency bound's clock rides along (an empty base otherwise, so the layout
+// without a bound is exactly the unbounded one).
+template <class T, std::size_t MaxLatencyNs = 0>
+struct ProducerCursor : LatencyTimer<MaxLatencyNs> {
   T* events = nullptr;  // the slot being filled
   // head % Buffers, kept apart: 2^32 is no multiple of 3 buffers, so the modulo of a wrapping
   // counter would jump (slots 2, 0, 0 around the wrap) and refill a slot still being read.
@@ -63,8 +66,9 @@ struct ConsumerCursor {
 
 // Byte offsets of every region of a channel's block (see BasicChannel's layout note).
 template <class T, std::size_t Buffers, std::size_t EventsPerBuffer, std::size_t PaddingBytes,
-          class Waiter>
+          class Waiter, std::size_t MaxLatencyNs = 0>
 struct ChannelLayout {
+  using Producer = ProducerCursor<T, MaxLatencyNs>;
   static constexpr std::size_t kSlotAlign = larger(alignof(T), alignof(std::uint32_t));
   static constexpr std::size_t kSlotEvents = align_up(sizeof(std::uint32_t), alignof(T));
   static constexpr std::size_t kSlotBytes = kSlotEvents + EventsPerBuffer * sizeof(T);
@@ -73,10 +77,10 @@ struct ChannelLayout {
       place_after(0, alignof(ProducerShared), PaddingBytes);
   static constexpr std::size_t kConsumerShared =
       place_after(kProducerShared + sizeof(ProducerShared), alignof(ConsumerShared), PaddingBytes);
-  static constexpr std::size_t kProducerCursor = place_after(
-      kConsumerShared + sizeof(ConsumerShared), alignof(ProducerCursor<T>), PaddingBytes);
-  static constexpr std::size_t kConsumerCursor = place_after(
-      kProducerCursor + sizeof(ProducerCursor<T>), alignof(ConsumerCursor<T>), PaddingBytes);
+  static constexpr std::size_t kProducerCursor =
+      place_after(kConsumerShared + sizeof(ConsumerShared), alignof(Producer), PaddingBytes);
+  static constexpr std::size_t kConsumerCursor =
+      place_after(kProducerCursor + sizeof(Producer), alignof(ConsumerCursor<T>), PaddingBytes);
   static constexpr std::size_t kDataReady =
       place_after(kConsumerCursor + sizeof(ConsumerCursor<T>), alignof(Waiter), PaddingBytes);
   static constexpr std::size_t kSpaceReady =

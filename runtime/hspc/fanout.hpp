@@ -33,20 +33,26 @@ namespace hspc {
 // - Each consumer receives its events in push order.
 // - A buffer (a run of up to kEventsPerBuffer consecutive events) goes to one consumer whole: with
 //   no flush, consumer k receives buffers k, k + K, k + 2K, ... of the stream.
-// - flush() hands the current partial buffer to its consumer (waking it) and moves on; close()
-//   flushes, then ends every consumer's stream: once consumer k has taken all its events, pop,
-//   try_pop and pop_for(k, ...) return false, consume(k, ...) returns 0 and done(k) is true.
+// - flush() (and the latency bound) hands the current partial buffer to its consumer (waking it)
+//   and moves on; close() flushes, then ends every consumer's stream: once consumer k has taken all
+//   its events, pop, try_pop and pop_for(k, ...) return false, consume(k, ...) returns 0 and
+//   done(k) is true.
 // - push/emplace block only while the current channel's Buffers slots all hold unconsumed events:
 //   the hand-off order is fixed, so one slow consumer holds the producer up. try_push never blocks.
 // - Everything BasicChannel guarantees per channel: per-buffer synchronisation, no allocation or
 //   system call on the per-event path, every primitive wakes blocked consumers.
+// - Latency bound (MaxLatencyNs != 0): the same guarantee, cost and limits as BasicChannel's (see
+//   there), kept by the fan-out itself: its clock times the buffer being filled, whichever channel
+//   it goes to, and a due buffer goes exactly as at flush() (to its consumer, and the producer
+//   moves on). The channels carry no bound of their own: they hand a buffer over only when the
+//   fan-out says so, which keeps the round robin exact. MaxLatencyNs = 0: no bound, no cost.
 //
 // Layout: each channel's block is its own allocation (see BasicChannel); the channel objects (read
 // only after construction) sit one per cache line in one array, and the producer's cursor,
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000>
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
 class BasicFanOut {
  public:
   using Channel = BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs>;
@@ -57,6 +63,7 @@ class BasicFanOut {
   static constexpr std::size_t kBufferBytes = BufferBytes;
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
+  static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxConsumers = 64;
 
@@ -93,7 +100,17 @@ class BasicFanOut {
   template <class... Args>
   void emplace(Args&&... args) {
     assert(!cursor_.closed && "push after close()");
-    lane(cursor_.current).emplace(std::forward<Args>(args)...);
+    Channel& channel = lane(cursor_.current);
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.fill == 0) {
+        first_of_buffer(channel, [&] {
+          channel.emplace(std::forward<Args>(args)...);
+          return true;
+        });
+        return;
+      }
+    }
+    channel.emplace(std::forward<Args>(args)...);
     pushed_one();
   }
 
@@ -101,7 +118,13 @@ class BasicFanOut {
   // event then goes nowhere: round robin never skips a consumer).
   [[nodiscard]] bool try_push(const T& event) {
     assert(!cursor_.closed && "push after close()");
-    if (!lane(cursor_.current).try_push(event)) return false;
+    Channel& channel = lane(cursor_.current);
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.fill == 0) {
+        return first_of_buffer(channel, [&] { return channel.try_push(event); });
+      }
+    }
+    if (!channel.try_push(event)) return false;
     pushed_one();
     return true;
   }
@@ -167,7 +190,8 @@ class BasicFanOut {
     Channel channel;
   };
 
-  struct Cursor {
+  // With a bound, the LatencyTimer of the buffer being filled (an empty base without).
+  struct Cursor : detail::LatencyTimer<MaxLatencyNs> {
     std::size_t current = 0;  // the channel whose buffer is being filled
     std::size_t fill = 0;     // events pushed into it since its last hand-off
     bool closed = false;
@@ -194,8 +218,24 @@ class BasicFanOut {
   // The channel hands its slot over exactly when kEventsPerBuffer events were pushed into it since
   // the last hand-off (BasicChannel's guarantee), so counting successful pushes here tells when
   // the buffer has gone and the next one belongs to the next consumer.
-  void pushed_one() noexcept {
+  void pushed_one() noexcept(MaxLatencyNs == 0) {
     if (++cursor_.fill == kEventsPerBuffer) next_lane();
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.tick(1)) flush();  // nothing if the buffer just went full
+    }
+  }
+
+  // With a bound: a buffer's first event, pushed by push() (true if it was). The buffer's clock
+  // starts, after a fresh reading if the channel had to wait for a free slot (as in BasicChannel:
+  // the wait is neither an event's age nor the push rate).
+  template <class Push>
+  bool first_of_buffer(const Channel& channel, Push push) {
+    const std::uint64_t waits = channel.producer_waits();
+    if (!push()) return false;
+    if (channel.producer_waits() != waits) cursor_.restart();
+    cursor_.start();
+    pushed_one();
+    return true;
   }
 
   void next_lane() noexcept {

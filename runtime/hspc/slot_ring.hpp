@@ -24,9 +24,10 @@ constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching mo
 // SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
 // the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and
 // the two waiters, and holds the producer's and the consumer's steps that take, hand over and
-// release whole slots; BasicChannel builds the per-event calls on them.
+// release whole slots; BasicChannel builds the per-event calls on them. MaxLatencyNs != 0 puts
+// the latency bound's clock (LatencyTimer) in the producer's cursor and starts it with each slot.
 template <class T, class Waiter, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes>
+          std::size_t PaddingBytes, std::size_t MaxLatencyNs = 0>
 class SlotRing {
   static_assert(std::is_nothrow_constructible_v<Waiter, std::int64_t>,
                 "the constructor relies on nothing throwing after the allocation");
@@ -36,7 +37,8 @@ class SlotRing {
                                                       ? BufferBytes / sizeof(T)
                                                       : 1;
 
-  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
+  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter, MaxLatencyNs>;
+  using Producer = typename Layout::Producer;
 
   SlotRing(CounterStart start, std::int64_t spin_ns) : block_(allocate()) {
     // Relaxed: the threads that use the channel are started after construction, which orders it.
@@ -44,7 +46,7 @@ class SlotRing {
     produced().head.store(start.value, std::memory_order_relaxed);
     ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
     consumed().tail.store(start.value, std::memory_order_relaxed);
-    ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
+    ::new (block_ + Layout::kProducerCursor) Producer();
     producer().head = producer().tail_cache = start.value;
     ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
     consumer().tail = consumer().head_cache = start.value;
@@ -92,9 +94,7 @@ class SlotRing {
   detail::ConsumerShared& consumed() const noexcept {
     return region<detail::ConsumerShared>(Layout::kConsumerShared);
   }
-  detail::ProducerCursor<T>& producer() const noexcept {
-    return region<detail::ProducerCursor<T>>(Layout::kProducerCursor);
-  }
+  Producer& producer() const noexcept { return region<Producer>(Layout::kProducerCursor); }
   detail::ConsumerCursor<T>& consumer() const noexcept {
     return region<detail::ConsumerCursor<T>>(Layout::kConsumerCursor);
   }
@@ -114,26 +114,28 @@ class SlotRing {
 
   // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
   bool slot_free() noexcept {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     if (p.head - p.tail_cache < kSlots) return true;
     p.tail_cache = consumed().tail.load(std::memory_order_acquire);
     return p.head - p.tail_cache < kSlots;
   }
 
   void take_free_slot() {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     if (!slot_free()) {
       ++p.waits;
       space_ready().wait(
           [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
       p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+      if constexpr (MaxLatencyNs != 0) p.restart();  // the wait is no event's age, nor the rate
     }
     p.events = slot_events(p.slot);
+    if constexpr (MaxLatencyNs != 0) p.start();  // a bound's clock starts with each slot
   }
 
   // Producer: count first, then the release store of head that makes count and events visible.
   void publish() {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     slot_count(p.slot) = p.fill;
     p.slot = following(p.slot);
     p.fill = 0;

@@ -18,7 +18,7 @@ from typing import Protocol
 from hspc_gen.model import Objective, Status
 from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, render_bench_files
 from hspc_gen.search.measure.build import MESON_OPTIONS, BuildResult, Project, build
-from hspc_gen.search.measure.harness import Invocation
+from hspc_gen.search.measure.harness import PACED_KIND, Invocation
 from hspc_gen.search.measure.run import run_plan, without_arms
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import RecordKey
@@ -60,10 +60,13 @@ class RealToolchain:
     spin_ns: int
     event_bytes: int
     objective: Objective = Objective.throughput
+    max_latency_ns: int = 0  # the channel's latency bound (0: none), in every variant
 
     def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
         variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
-        files = render_bench_files(variants, self.event_bytes, self.spin_ns, app_work(workload))
+        files = render_bench_files(
+            variants, self.event_bytes, self.spin_ns, app_work(workload), self.max_latency_ns
+        )
         return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
 
     def prepare(self, batch: Batch, workload: Workload) -> Prepared:
@@ -104,7 +107,9 @@ class RealToolchain:
         return self.cache_dir / "builds" / compiler
 
     def sample_kind(self) -> str:
-        return "latency" if self.objective is Objective.latency else "throughput"
+        """The latency objective times push to pop under a paced load with no flush per event
+        (the buffer fill and the latency bound decide), as an application sees it."""
+        return PACED_KIND if self.objective is Objective.latency else "throughput"
 
     def measured_hash(self, project: Project, workload: Workload) -> str:
         """What a record measured: the sources, and what the plan tells the binary at run time

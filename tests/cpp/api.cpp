@@ -1,6 +1,7 @@
 // BasicChannel's contract where it can be checked deterministically: the block layout, the
 // visibility rules of flush and close, slot hand-back, try_push/try_pop edges, pop_for timeouts,
-// emplace of aggregates, the instrumentation counters, pinning and the stack offset.
+// emplace of aggregates, the latency bound's extremes, the instrumentation counters, pinning and
+// the stack offset.
 #include "hspc/channel.hpp"
 
 #include <sched.h>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "test_support.hpp"
@@ -60,6 +62,17 @@ void check_layout() {
   }
 }
 
+// The producer's cursor as it was before the latency bound: without a bound it is not a byte more.
+struct UnboundedCursor {
+  std::uint64_t* events;
+  std::uint32_t slot, head, tail_cache, fill;
+  bool closed;
+  std::uint64_t waits;
+};
+static_assert(std::is_empty_v<hspc::detail::LatencyTimer<0>>);
+static_assert(sizeof(hspc::detail::ProducerCursor<std::uint64_t>) == sizeof(UnboundedCursor));
+static_assert(sizeof(hspc::detail::ProducerCursor<std::uint64_t, 1000>) > sizeof(UnboundedCursor));
+
 void layouts() {
   using Wide = hspc_test::Event<64, 64>;
   check_layout<BasicChannel<std::uint64_t, Primitive::condvar, 3, 64, 0>>();
@@ -67,6 +80,8 @@ void layouts() {
   check_layout<BasicChannel<hspc_test::Event<24>, Primitive::spinlock, 2, 1000, 128>>();
   check_layout<BasicChannel<Wide, Primitive::hybrid, 64, 64, 512>>();
   check_layout<BasicChannel<Wide, Primitive::mutex, 2, 4096, 0>>();
+  check_layout<BasicChannel<std::uint64_t, Primitive::futex, 3, 1024, 0, 5000, 1000000>>();
+  check_layout<BasicChannel<Wide, Primitive::condvar, 2, 4096, 128, 5000, 1>>();
   static_assert(BasicChannel<std::uint64_t, Primitive::futex, 2, 64, 0>::kEventsPerBuffer == 8);
   static_assert(
       BasicChannel<hspc_test::Event<24>, Primitive::futex, 2, 1024, 0>::kEventsPerBuffer == 42);
@@ -141,6 +156,43 @@ void timeouts() {
   ch.flush();
   HSPC_CHECK(ch.pop_for(v, std::chrono::hours::max()) && v == 42, "data after timeouts");
   HSPC_CHECK(ch.consumer_waits() == 4, "a ready pop_for is not a wait");
+}
+
+// The latency bound at its extremes. 1 ns is due at every clock reading, and the clock is then read
+// at every push (no push rate makes a quarter of 1 ns span two pushes): each push, emplace,
+// try_push and bulk push hands its events over at once, without flush. An hour is never due within
+// this test: events show only when their slot fills or at flush, as without a bound.
+template <Primitive P>
+void latency_bound_extremes() {
+  constexpr std::size_t kHourNs = std::size_t{3600} * 1000 * 1000 * 1000;
+  const char* name = hspc::primitive_name(P);
+  std::uint64_t v = 0;
+  BasicChannel<std::uint64_t, P, 3, 4096, 64, 5000, 1> eager;  // 3 slots of 512 events
+  eager.push(1);
+  HSPC_CHECK(eager.try_pop(v) && v == 1, "%s: a due push was not handed over", name);
+  eager.emplace(2U);
+  HSPC_CHECK(eager.try_pop(v) && v == 2, "%s: a due emplace was not handed over", name);
+  HSPC_CHECK(eager.try_push(3), "%s: try_push into a free channel", name);
+  HSPC_CHECK(eager.try_pop(v) && v == 3, "%s: a due try_push was not handed over", name);
+  const std::uint64_t run[5] = {4, 5, 6, 7, 8};
+  eager.push(run, 5);
+  std::uint64_t out[8] = {};
+  HSPC_CHECK(eager.pop(out, 8) == 5 && out[0] == 4 && out[4] == 8, "%s: bulk push", name);
+  for (std::uint64_t i = 9; i < 100; ++i) {  // many more hand-offs than slots, across the ring
+    eager.push(i);
+    HSPC_CHECK(eager.try_pop(v) && v == i, "%s: push %llu not handed over", name,
+               static_cast<unsigned long long>(i));
+  }
+  eager.close();
+  HSPC_CHECK(eager.done() && eager.producer_waits() == 0, "%s: eager end", name);
+
+  BasicChannel<std::uint64_t, P, 3, 4096, 64, 5000, kHourNs> patient;
+  for (std::uint64_t i = 0; i < 600; ++i) patient.push(i);  // one full slot, 88 pending
+  for (std::uint64_t i = 0; i < 512; ++i) HSPC_CHECK(patient.try_pop(v) && v == i, "full slot");
+  HSPC_CHECK(!patient.try_pop(v), "%s: an hour's bound handed a slot over early", name);
+  patient.flush();
+  for (std::uint64_t i = 512; i < 600; ++i) HSPC_CHECK(patient.try_pop(v) && v == i, "flushed");
+  HSPC_CHECK(!patient.try_pop(v) && !patient.done(), "%s: drained but open", name);
 }
 
 // The hand-off counters wrap at 2^32, which 3 does not divide: slot indices derived from the
@@ -280,6 +332,7 @@ template <Primitive... Ps>
 void for_primitives() {
   (visibility_and_slots<Ps>(), ...);
   (timeouts<Ps>(), ...);
+  (latency_bound_extremes<Ps>(), ...);
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
 // Threaded stress of BasicFanOut for one primitive (HSPC_FANOUT_PRIMITIVE, set per executable by
-// meson) over a table of buffers x buffer_bytes x event size x padding, each with 1, 2, 3 and 5
-// consumers. Each variant runs:
+// meson) over a table of buffers x buffer_bytes x event size x padding (x latency bound), each with
+// 1, 2, 3 and 5 consumers. Each variant runs:
 // - mixed: a producer with a random (seeded) mix of push/emplace/try_push and random flushes,
 //   consumers with random mixes of pop/try_pop/pop_for/consume. The producer notes which consumer
 //   each event must reach (the spec: buffers go round robin, a buffer ends when full or flushed);
 //   every consumer must receive exactly its events, intact and in push order, and every run that
-//   consume hands over must be consecutive events (one buffer's worth, never two buffers mixed);
+//   consume hands over must be consecutive events (one buffer's worth, never two buffers mixed).
+//   With a latency bound buffers also end where the producer's clock says, which the producer
+//   cannot predict: the round robin is then checked from what the consumers received
+//   (check_round_robin);
 // - wakeups: pop_for timeouts on empty channels, flushes waking the consumer blocked in
 //   pop/pop_for/consume whose turn it is, then close waking every blocked consumer.
 // Built against the runtime by meson, or against a header hspc-gen wrote, like stress.cpp:
@@ -17,6 +20,7 @@ namespace hspc = HSPC_GENERATED_NAMESPACE;
 #include "hspc/fanout.hpp"
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -42,16 +46,18 @@ constexpr std::uint32_t kWakeRounds = 11;
 constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 constexpr std::size_t kConsumerCounts[] = {1, 2, 3, 5};
 
-template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding>
+template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
+          std::size_t MaxLatencyNs = 0>
 struct Config {
   using Ev = Event<EventBytes, EventBytes == 64 ? 64 : 4>;
-  using FanOut = hspc::BasicFanOut<Ev, kPrimitive, B, BufferBytes, Padding>;
+  using FanOut = hspc::BasicFanOut<Ev, kPrimitive, B, BufferBytes, Padding, 5000, MaxLatencyNs>;
 
   static std::string name(std::size_t consumers) {
     return std::string(hspc::primitive_name(kPrimitive)) +
            " consumers=" + std::to_string(consumers) + " buffers=" + std::to_string(B) +
            " buffer_bytes=" + std::to_string(BufferBytes) + " event=" + std::to_string(EventBytes) +
-           " padding=" + std::to_string(Padding);
+           " padding=" + std::to_string(Padding) +
+           (MaxLatencyNs != 0 ? " bound_ns=" + std::to_string(MaxLatencyNs) : "");
   }
 };
 
@@ -189,6 +195,44 @@ void check_assignment(const RoundRobin& model, const std::vector<Received<Ev>>& 
   }
 }
 
+// The round robin judged from the consumers' side alone (for buffers the producer cannot predict).
+// With two or more consumers a consumer's successive buffers are apart (another consumer's
+// non-empty buffer lies between), so its maximal runs of consecutive events are its buffers. In
+// stream order those buffers must tile the stream, each at most per_buffer events, and go to
+// consumers 0, 1, ..., K - 1, 0, 1, ... One consumer simply gets the whole stream in order.
+template <class Ev>
+void check_round_robin(std::size_t per_buffer, std::uint32_t events,
+                       const std::vector<Received<Ev>>& received, const std::string& name) {
+  struct Buffer {
+    std::uint32_t first, size;
+    std::size_t consumer;
+  };
+  std::vector<Buffer> buffers;
+  for (std::size_t k = 0; k < received.size(); ++k) {
+    const std::vector<std::uint32_t>& got = received[k].seqs;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (received.size() > 1 && i > 0 && got[i] == got[i - 1] + 1) {
+        ++buffers.back().size;
+      } else {
+        buffers.push_back({got[i], 1, received.size() > 1 ? k : 0});
+      }
+    }
+  }
+  std::sort(buffers.begin(), buffers.end(),
+            [](const Buffer& a, const Buffer& b) { return a.first < b.first; });
+  std::uint32_t next = 0;
+  for (std::size_t j = 0; j < buffers.size(); ++j) {
+    const Buffer& b = buffers[j];
+    HSPC_CHECK(b.first == next, "%s: event %u missing or doubled", name.c_str(), next);
+    HSPC_CHECK(received.size() == 1 || b.size <= per_buffer, "%s: a buffer of %u events",
+               name.c_str(), b.size);
+    HSPC_CHECK(b.consumer == j % received.size(), "%s: buffer %zu (from %u) went to consumer %zu",
+               name.c_str(), j, b.first, b.consumer);
+    next += b.size;
+  }
+  HSPC_CHECK(next == events, "%s: %u of %u events", name.c_str(), next, events);
+}
+
 template <class Cfg>
 void mixed(std::size_t consumers, std::uint64_t seed, std::uint32_t flush_period,
            std::uint32_t start) {
@@ -202,7 +246,11 @@ void mixed(std::size_t consumers, std::uint64_t seed, std::uint32_t flush_period
   }
   const RoundRobin model = produce_mixed(fan, Rng(seed), kMixedEvents, flush_period);
   for (std::thread& t : threads) t.join();
-  check_assignment(model, received, Cfg::name(consumers));
+  // Without a bound both checks apply (the second is then checked against the first).
+  if constexpr (Cfg::FanOut::kMaxLatencyNs == 0) {
+    check_assignment(model, received, Cfg::name(consumers));
+  }
+  check_round_robin(Cfg::FanOut::kEventsPerBuffer, kMixedEvents, received, Cfg::name(consumers));
 }
 
 void await_stage(const std::atomic<std::uint32_t>& stage, std::uint32_t value) {
@@ -331,5 +379,10 @@ int main() {
           Config<8, 1024, 24, 0>,        // 42 per buffer
           Config<2, 1024, 8, 64>,        // 128 per buffer
           Config<4, 65536, 16, 512>>();  // 4096 per buffer
+  // With a latency bound (the last argument, ns): 1 ns is due at every push (a buffer per event);
+  // 2 us and 20 us end buffers where the clock says, among full ones and flushes.
+  run_all<Config<3, 64, 16, 128, 1>,          // 4 per buffer
+          Config<2, 1024, 8, 64, 2000>,       // 128 per buffer
+          Config<4, 65536, 16, 0, 20000>>();  // 4096 per buffer
   return 0;
 }

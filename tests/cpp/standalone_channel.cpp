@@ -1,4 +1,5 @@
-// channel.hpp on its own, every member instantiated for every primitive.
+// channel.hpp on its own, every member instantiated for every primitive, with and without a
+// latency bound.
 #include "hspc/channel.hpp"
 
 #include <chrono>
@@ -7,18 +8,26 @@
 
 namespace {
 
-template <hspc::Primitive P>
+template <hspc::Primitive P, std::size_t MaxLatencyNs>
 std::size_t use_channel() {
-  hspc::BasicChannel<std::uint64_t, P, 2, 64, 64> ch;
+  hspc::BasicChannel<std::uint64_t, P, 2, 64, 64, 5000, MaxLatencyNs> ch;
   ch.push(1);
   ch.emplace(2U);
   if (ch.try_push(3)) ch.flush();
+  const std::uint64_t run[2] = {4, 5};
+  ch.push(run, 2);
   ch.close();
   std::uint64_t v = 0;
   std::size_t n = ch.pop(v) + ch.try_pop(v) + ch.pop_for(v, std::chrono::milliseconds(1));
   n += ch.consume([](const std::uint64_t*, std::size_t) {});
   return n + ch.done() + ch.producer_waits() + ch.consumer_waits() +
-         static_cast<std::size_t>(ch.spin_budget());
+         static_cast<std::size_t>(ch.spin_budget()) + ch.kMaxLatencyNs;
+}
+
+// Without a latency bound and with one (1 ms).
+template <hspc::Primitive P>
+std::size_t use_channel() {
+  return use_channel<P, 0>() + use_channel<P, 1000000>();
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// fanout.hpp on its own, every member instantiated for every primitive.
+// fanout.hpp on its own, every member instantiated for every primitive, with and without a
+// latency bound.
 #include "hspc/fanout.hpp"
 
 #include <chrono>
@@ -7,9 +8,9 @@
 
 namespace {
 
-template <hspc::Primitive P>
+template <hspc::Primitive P, std::size_t MaxLatencyNs>
 std::size_t use_fanout() {
-  hspc::BasicFanOut<std::uint64_t, P, 2, 64, 64> fan(2);
+  hspc::BasicFanOut<std::uint64_t, P, 2, 64, 64, 5000, MaxLatencyNs> fan(2);
   fan.push(1);
   fan.emplace(2U);
   if (fan.try_push(3)) fan.flush();
@@ -19,7 +20,13 @@ std::size_t use_fanout() {
       fan.pop(0, v) + fan.try_pop(1, v) + fan.pop_for(0, v, std::chrono::milliseconds(1));
   n += fan.consume(1, [](const std::uint64_t*, std::size_t) {});
   return n + fan.done(0) + fan.consumers() + fan.producer_waits() + fan.consumer_waits(1) +
-         static_cast<std::size_t>(fan.spin_budget());
+         static_cast<std::size_t>(fan.spin_budget()) + fan.kMaxLatencyNs;
+}
+
+// Without a latency bound and with one (1 ms).
+template <hspc::Primitive P>
+std::size_t use_fanout() {
+  return use_fanout<P, 0>() + use_fanout<P, 1000000>();
 }
 
 }  // namespace

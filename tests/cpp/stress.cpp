@@ -1,9 +1,11 @@
 // Threaded stress of BasicChannel for one primitive (HSPC_STRESS_PRIMITIVE, set per executable by
 // meson so that Ninja builds the primitives on both cores) over a table of buffers x buffer_bytes
-// x event size x padding x producer stack offset. Each variant runs:
+// x event size x padding x producer stack offset x latency bound. Each variant runs:
 // - mixed: random (seeded) mixes of push/emplace/try_push/bulk push with random flushes against
 //   pop/try_pop/bulk pop/pop_for/consume; checks exactly-once, in-order, intact delivery and the
-//   sums;
+//   sums. With a latency bound the producer also hands slots over partly filled wherever its clock
+//   says so, among those calls; a 1 ns bound is due at every push, so no run the consumer gets
+//   may then be longer than one bulk push;
 // - wakeups: pop_for timeouts on an empty channel, then flush waking a consumer blocked in
 //   pop/pop_for/consume, then close waking a blocked consumer.
 // Built against the runtime by meson, or against a header hspc-gen wrote (the whole runtime
@@ -41,19 +43,27 @@ constexpr std::uint32_t kBulkMax = 37;  // odd, so bulk runs straddle slot bound
 constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 
 template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
-          std::size_t StackOffset>
+          std::size_t StackOffset, std::size_t MaxLatencyNs = 0>
 struct Config {
   // 64-byte events also get 64-byte alignment: the layout must honour an over-aligned T.
   using Ev = Event<EventBytes, EventBytes == 64 ? 64 : 4>;
-  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding>;
+  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding, 5000, MaxLatencyNs>;
   static constexpr std::size_t kStackOffset = StackOffset;
 
   static std::string name() {
     return std::string(hspc::primitive_name(kPrimitive)) + " buffers=" + std::to_string(B) +
            " buffer_bytes=" + std::to_string(BufferBytes) + " event=" + std::to_string(EventBytes) +
-           " padding=" + std::to_string(Padding) + " stack=" + std::to_string(StackOffset);
+           " padding=" + std::to_string(Padding) + " stack=" + std::to_string(StackOffset) +
+           (MaxLatencyNs != 0 ? " bound_ns=" + std::to_string(MaxLatencyNs) : "");
   }
 };
+
+// The longest run consume may hand over: a slot, or with a 1 ns bound (due at every clock reading,
+// which then comes at every push) what one push or bulk push put in.
+template <class Channel>
+constexpr std::size_t kMaxRun =
+    Channel::kMaxLatencyNs == 1 && kBulkMax < Channel::kEventsPerBuffer ? kBulkMax
+                                                                        : Channel::kEventsPerBuffer;
 
 // The consumer's record: the next sequence number it must see and the checksum sum so far.
 template <class Ev>
@@ -127,7 +137,7 @@ void check_ended(Channel& ch, Tally<Ev>& tally) {
   HSPC_CHECK(!ch.pop(ev), "pop after the end");
   HSPC_CHECK(!ch.try_pop(ev), "try_pop after the end");
   HSPC_CHECK(!ch.pop_for(ev, Micros(1000)), "pop_for after the end");
-  HSPC_CHECK(ch.consume(TakeRun<Ev, Channel::kEventsPerBuffer>{&tally}) == 0, "consume after end");
+  HSPC_CHECK(ch.consume(TakeRun<Ev, kMaxRun<Channel>>{&tally}) == 0, "consume after end");
   HSPC_CHECK(tally.next == delivered, "events after the end");
 }
 
@@ -153,7 +163,7 @@ Tally<Ev> consume_mixed(Channel& ch, Rng rng) {
       } else if (ch.done()) {
         break;
       }
-    } else if (ch.consume(TakeRun<Ev, Channel::kEventsPerBuffer>{&tally}) == 0) {
+    } else if (ch.consume(TakeRun<Ev, kMaxRun<Channel>>{&tally}) == 0) {
       break;
     }
   }
@@ -281,5 +291,13 @@ int main() {
           Config<3, 65536, 16, 0, 0>,           // 4096 per buffer
           Config<8, 65536, 24, 512, 0>,         // 2730 per buffer
           Config<64, 65536, 16, 64, 65536>>();  // 4 MiB of buffers
+  // With a latency bound (the last argument, ns): 1 ns is due at every push (a hand-off per push
+  // or bulk push); 2 us and 20 us hand slots over partly filled every few dozen to hundreds of
+  // events, at arbitrary points; 200 us mixes timed and full hand-offs.
+  run_all<Config<3, 65536, 24, 0, 4096, 1>,          // 2730 per buffer
+          Config<2, 64, 16, 512, 0, 2000>,           // 4 per buffer
+          Config<8, 1024, 8, 64, 65536, 2000>,       // 128 per buffer
+          Config<64, 65536, 8, 128, 0, 20000>,       // 8192 per buffer, 64 buffers
+          Config<2, 16384, 64, 0, 4096, 200000>>();  // 256 per buffer
   return 0;
 }

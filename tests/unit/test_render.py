@@ -1,5 +1,6 @@
 """Rendering: deterministic bytes, a reviewed golden header, and every primitive's header compiled
-warning-free by g++ and clang++ under C++17, C++20 and C++23 and run once end to end."""
+warning-free by g++ and clang++ under C++17, C++20 and C++23 and run once end to end; a header with
+a latency bound likewise, its bound acting; the bench project carrying the bound."""
 
 from __future__ import annotations
 
@@ -103,6 +104,137 @@ def test_every_primitive_compiles_warning_free_and_delivers(
     done = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("ok: 100000 events")
+
+
+# A lone event: the producer pushes it, never flushes, and goes on with other work that pushes
+# now and then (the bound acts inside pushes). Its buffer holds more events than the producer
+# will ever push, so without the bound it would show only at close(), after >= 250 ms: 125x the
+# 2 ms bound. The consumer must get it within 100x the bound (a noisy machine: no tighter).
+LONE_EVENT = r"""
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <thread>
+
+#include HSPC_GENERATED_HEADER
+
+namespace ch = HSPC_GENERATED_NAMESPACE;
+
+struct Event {
+  std::uint64_t seq;
+  std::int64_t pushed_ns;
+};
+
+static std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+int main() {
+  constexpr std::int64_t kBound = static_cast<std::int64_t>(ch::kTuning.max_latency_ns);
+  static_assert(kBound > 0, "the header carries a bound");
+  static_assert(ch::Channel<Event>::kMaxLatencyNs == ch::kTuning.max_latency_ns, "Channel");
+  static_assert(ch::FanOut<Event>::kMaxLatencyNs == ch::kTuning.max_latency_ns, "FanOut");
+  constexpr std::uint64_t kMostPushes = 1000;
+  static_assert(ch::Channel<Event>::kEventsPerBuffer > kMostPushes, "no buffer fills");
+  ch::Channel<Event> channel;
+  std::atomic<bool> received{false};
+  std::int64_t waited_ns = -1;
+  bool ok = true;
+  std::thread consumer([&] {
+    Event e{};
+    if (channel.pop(e)) {
+      waited_ns = now_ns() - e.pushed_ns;
+      ok = e.seq == 0;
+    }
+    received.store(true);
+    for (std::uint64_t next = 1; channel.pop(e); ++next) ok = ok && e.seq == next;
+  });
+  channel.push(Event{0, now_ns()});
+  for (std::uint64_t seq = 1; !received.load() && seq < kMostPushes; ++seq) {
+    std::this_thread::sleep_for(std::chrono::microseconds(250));
+    channel.push(Event{seq, now_ns()});
+  }
+  channel.close();
+  consumer.join();
+  ok = ok && waited_ns >= 0 && waited_ns < 100 * kBound;
+  std::printf("%s: the lone event waited %lld ns (bound %lld ns)\n", ok ? "ok" : "WRONG",
+              static_cast<long long>(waited_ns), static_cast<long long>(kBound));
+  return ok ? 0 : 1;
+}
+"""
+
+
+def _build_and_run(compiler: str, standard: str, header: Path, source: Path, exe: Path) -> str:
+    build = subprocess.run(
+        [
+            compiler,
+            std_flag(compiler, standard),
+            "-O2",
+            "-pthread",
+            *WARNINGS,
+            f'-DHSPC_GENERATED_HEADER="{header}"',
+            "-DHSPC_GENERATED_NAMESPACE=tuned",
+            str(source),
+            "-o",
+            str(exe),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0, build.stderr
+    assert build.stderr == ""  # warning-free, not only error-free
+    done = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("standard", STANDARDS)
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_header_with_a_latency_bound_compiles_and_hands_a_lone_event_over(
+    tmp_path: Path, compiler: str, standard: str
+) -> None:
+    """max_latency_ns reaches kTuning, Channel<T> and FanOut<T>; the bound acts without flush."""
+    if shutil.which(compiler) is None:
+        pytest.fail(f"{compiler} is not installed: ./dev setup installs it")
+    bounded = dataclasses.replace(spec(namespace="tuned"), max_latency_ns=2_000_000)
+    text = render_header(bounded)
+    assert "/*max_latency_ns=*/2000000," in text and "//     max_latency_ns=2000000" in text
+    header = tmp_path / "golden_channel.hpp"
+    header.write_text(text, encoding="utf-8")
+    source = tmp_path / "lone_event.cpp"
+    source.write_text(LONE_EVENT, encoding="utf-8")
+    out = _build_and_run(compiler, standard, header, source, tmp_path / "lone_event")
+    assert out.startswith("ok: the lone event waited")
+    if (compiler, standard) == (COMPILERS[0], STANDARDS[0]):
+        # Every call of the API, with the bound, once.
+        out = _build_and_run(compiler, standard, header, GOLDEN / "use_header.cpp", tmp_path / "u")
+        assert out.startswith("ok: 100000 events")
+
+
+def test_an_unbounded_header_has_a_zero_bound_and_no_banner_line() -> None:
+    text = render_header(spec())
+    assert "/*max_latency_ns=*/0," in text
+    assert "//     max_latency_ns=" not in text  # the banner names a bound only when there is one
+    assert "kTuning.spin_ns, kTuning.max_latency_ns>;" in text
+
+
+def test_a_bench_project_carries_the_latency_bound_and_the_paced_kind() -> None:
+    variants = (BenchVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
+    for bound in (0, 1500):
+        files = render_bench_files(variants, event_bytes=8, spin_ns=2000, max_latency_ns=bound)
+        (unit,) = (text for name, text in files.items() if name.startswith("v_"))
+        assert re.search(rf"4, 4096, 64, 2000,\s+{bound}>>;", unit), unit
+        assert "case hspc_bench::Kind::paced:" in unit
+        assert "run_paced<Channel, Launch>" in unit
+    assert render_bench_files(variants, 8, 2000) == render_bench_files(
+        variants, 8, 2000, max_latency_ns=0
+    )
+    with pytest.raises(ValueError, match="max_latency_ns"):
+        render_bench_files(variants, 8, 2000, max_latency_ns=-1)
 
 
 def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:

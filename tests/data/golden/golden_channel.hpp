@@ -143,6 +143,92 @@ template <std::size_t OffsetBytes, class F>
   }
 }
 
+// ---- hspc/latency_timer.hpp ----
+namespace detail {
+
+// The longest latency bound a channel takes: an hour, far beyond any use, so that deadlines in
+// steady_clock nanoseconds cannot overflow.
+constexpr std::size_t kLongestLatencyBoundNs = std::size_t{3600} * 1000 * 1000 * 1000;
+
+// The most pushes between two clock readings: a reading (~20 ns) then costs < 0.01 ns per event.
+constexpr std::uint32_t kMaxCheckInterval = 4096;
+
+inline std::int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// LatencyTimer: the producer's half of a latency bound (BasicChannel and BasicFanOut with
+// MaxLatencyNs != 0). It says when the buffer being filled must be handed over because its oldest
+// event may have waited MaxLatencyNs, without reading the clock per event. Producer-private state.
+// - start(): the buffer's first event is being written. Its deadline is the last clock reading
+//   plus MaxLatencyNs: the event comes after that reading, so the deadline is never late, only
+//   early by the time since the reading (a buffer may go early, never late).
+// - restart(): the producer has just waited for a free buffer. Reads the clock, so that the wait
+//   counts neither towards the next buffer's deadline nor towards the push rate.
+// - tick(n): n more events were written. Every `interval` events it reads the clock and returns
+//   true if the buffer's deadline has passed; the caller then flushes (nothing happens to an
+//   empty buffer, whose deadline is stale).
+// The interval adapts to the push rate: the next one is the number of pushes that took a quarter
+// of MaxLatencyNs at the rate just measured, within [1, kMaxCheckInterval] and at most twice the
+// last (a slower rate is followed at once, a faster one in doublings, so bursts between pauses
+// keep their checks frequent). At a steady rate the clock is read about 4 times per MaxLatencyNs,
+// and a due buffer goes at most a quarter of MaxLatencyNs late.
+template <std::size_t MaxLatencyNs>
+class LatencyTimer {
+  static_assert(MaxLatencyNs <= kLongestLatencyBoundNs, "MaxLatencyNs must be at most an hour");
+
+ public:
+  LatencyTimer() noexcept : mark_ns_(steady_now_ns()) {}
+
+  void start() noexcept { deadline_ns_ = mark_ns_ + kBoundNs; }
+
+  void restart() noexcept {
+    mark_ns_ = steady_now_ns();
+    countdown_ = interval_;
+  }
+
+  bool tick(std::size_t n) noexcept {
+    if (n < countdown_) {
+      countdown_ -= static_cast<std::uint32_t>(n);
+      return false;
+    }
+    return check(interval_ - countdown_ + n);
+  }
+
+ private:
+  static constexpr std::int64_t kBoundNs = static_cast<std::int64_t>(MaxLatencyNs);
+
+  // Out of line: the per-event path stays a decrement and a branch.
+  [[gnu::noinline]] bool check(std::size_t pushes) noexcept {
+    const std::int64_t now = steady_now_ns();
+    const std::int64_t elapsed = now - mark_ns_;
+    double next = kMaxCheckInterval;
+    if (elapsed > 0) {
+      next = static_cast<double>(kBoundNs) / 4 * static_cast<double>(pushes) /
+             static_cast<double>(elapsed);
+    }
+    const double most = 2.0 * interval_ < kMaxCheckInterval ? 2.0 * interval_ : kMaxCheckInterval;
+    if (next > most) next = most;
+    interval_ = next < 1.0 ? 1 : static_cast<std::uint32_t>(next);
+    countdown_ = interval_;
+    mark_ns_ = now;
+    return now >= deadline_ns_;
+  }
+
+  std::int64_t mark_ns_;          // the last clock reading
+  std::int64_t deadline_ns_ = 0;  // when the buffer being filled is due
+  std::uint32_t interval_ = 1;    // pushes from mark_ns_ to the next reading
+  std::uint32_t countdown_ = 1;   // pushes left until then
+};
+
+// No bound: no state, and no code on any path.
+template <>
+class LatencyTimer<0> {};
+
+}  // namespace detail
+
 // ---- hspc/channel_layout.hpp ----
 // Where a BasicChannel's regions lie in its one heap block (see the layout note in channel.hpp),
 // and the shared state and private cursors those regions hold.
@@ -173,8 +259,10 @@ struct ConsumerShared {
   std::atomic<std::uint32_t> tail{0};  // slots released so far
 };
 
-template <class T>
-struct ProducerCursor {
+// MaxLatencyNs != 0: the latency bound's clock rides along (an empty base otherwise, so the layout
+// without a bound is exactly the unbounded one).
+template <class T, std::size_t MaxLatencyNs = 0>
+struct ProducerCursor : LatencyTimer<MaxLatencyNs> {
   T* events = nullptr;  // the slot being filled
   // head % Buffers, kept apart: 2^32 is no multiple of 3 buffers, so the modulo of a wrapping
   // counter would jump (slots 2, 0, 0 around the wrap) and refill a slot still being read.
@@ -199,8 +287,9 @@ struct ConsumerCursor {
 
 // Byte offsets of every region of a channel's block (see BasicChannel's layout note).
 template <class T, std::size_t Buffers, std::size_t EventsPerBuffer, std::size_t PaddingBytes,
-          class Waiter>
+          class Waiter, std::size_t MaxLatencyNs = 0>
 struct ChannelLayout {
+  using Producer = ProducerCursor<T, MaxLatencyNs>;
   static constexpr std::size_t kSlotAlign = larger(alignof(T), alignof(std::uint32_t));
   static constexpr std::size_t kSlotEvents = align_up(sizeof(std::uint32_t), alignof(T));
   static constexpr std::size_t kSlotBytes = kSlotEvents + EventsPerBuffer * sizeof(T);
@@ -209,10 +298,10 @@ struct ChannelLayout {
       place_after(0, alignof(ProducerShared), PaddingBytes);
   static constexpr std::size_t kConsumerShared =
       place_after(kProducerShared + sizeof(ProducerShared), alignof(ConsumerShared), PaddingBytes);
-  static constexpr std::size_t kProducerCursor = place_after(
-      kConsumerShared + sizeof(ConsumerShared), alignof(ProducerCursor<T>), PaddingBytes);
-  static constexpr std::size_t kConsumerCursor = place_after(
-      kProducerCursor + sizeof(ProducerCursor<T>), alignof(ConsumerCursor<T>), PaddingBytes);
+  static constexpr std::size_t kProducerCursor =
+      place_after(kConsumerShared + sizeof(ConsumerShared), alignof(Producer), PaddingBytes);
+  static constexpr std::size_t kConsumerCursor =
+      place_after(kProducerCursor + sizeof(Producer), alignof(ConsumerCursor<T>), PaddingBytes);
   static constexpr std::size_t kDataReady =
       place_after(kConsumerCursor + sizeof(ConsumerCursor<T>), alignof(Waiter), PaddingBytes);
   static constexpr std::size_t kSpaceReady =
@@ -772,9 +861,10 @@ constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching mo
 // SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
 // the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and
 // the two waiters, and holds the producer's and the consumer's steps that take, hand over and
-// release whole slots; BasicChannel builds the per-event calls on them.
+// release whole slots; BasicChannel builds the per-event calls on them. MaxLatencyNs != 0 puts
+// the latency bound's clock (LatencyTimer) in the producer's cursor and starts it with each slot.
 template <class T, class Waiter, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes>
+          std::size_t PaddingBytes, std::size_t MaxLatencyNs = 0>
 class SlotRing {
   static_assert(std::is_nothrow_constructible_v<Waiter, std::int64_t>,
                 "the constructor relies on nothing throwing after the allocation");
@@ -784,7 +874,8 @@ class SlotRing {
                                                       ? BufferBytes / sizeof(T)
                                                       : 1;
 
-  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter>;
+  using Layout = ChannelLayout<T, Buffers, kEventsPerBuffer, PaddingBytes, Waiter, MaxLatencyNs>;
+  using Producer = typename Layout::Producer;
 
   SlotRing(CounterStart start, std::int64_t spin_ns) : block_(allocate()) {
     // Relaxed: the threads that use the channel are started after construction, which orders it.
@@ -792,7 +883,7 @@ class SlotRing {
     produced().head.store(start.value, std::memory_order_relaxed);
     ::new (block_ + Layout::kConsumerShared) detail::ConsumerShared();
     consumed().tail.store(start.value, std::memory_order_relaxed);
-    ::new (block_ + Layout::kProducerCursor) detail::ProducerCursor<T>();
+    ::new (block_ + Layout::kProducerCursor) Producer();
     producer().head = producer().tail_cache = start.value;
     ::new (block_ + Layout::kConsumerCursor) detail::ConsumerCursor<T>();
     consumer().tail = consumer().head_cache = start.value;
@@ -840,9 +931,7 @@ class SlotRing {
   detail::ConsumerShared& consumed() const noexcept {
     return region<detail::ConsumerShared>(Layout::kConsumerShared);
   }
-  detail::ProducerCursor<T>& producer() const noexcept {
-    return region<detail::ProducerCursor<T>>(Layout::kProducerCursor);
-  }
+  Producer& producer() const noexcept { return region<Producer>(Layout::kProducerCursor); }
   detail::ConsumerCursor<T>& consumer() const noexcept {
     return region<detail::ConsumerCursor<T>>(Layout::kConsumerCursor);
   }
@@ -862,26 +951,28 @@ class SlotRing {
 
   // Producer: is slot `head` free? Re-reads tail only when the cached value says it is not.
   bool slot_free() noexcept {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     if (p.head - p.tail_cache < kSlots) return true;
     p.tail_cache = consumed().tail.load(std::memory_order_acquire);
     return p.head - p.tail_cache < kSlots;
   }
 
   void take_free_slot() {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     if (!slot_free()) {
       ++p.waits;
       space_ready().wait(
           [&] { return p.head - consumed().tail.load(std::memory_order_acquire) < kSlots; });
       p.tail_cache = consumed().tail.load(std::memory_order_acquire);
+      if constexpr (MaxLatencyNs != 0) p.restart();  // the wait is no event's age, nor the rate
     }
     p.events = slot_events(p.slot);
+    if constexpr (MaxLatencyNs != 0) p.start();  // a bound's clock starts with each slot
   }
 
   // Producer: count first, then the release store of head that makes count and events visible.
   void publish() {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     slot_count(p.slot) = p.fill;
     p.slot = following(p.slot);
     p.fill = 0;
@@ -968,7 +1059,18 @@ class SlotRing {
 // - Every event pushed before close() is delivered exactly once and in push order, whatever mix
 //   of pop, try_pop, pop_for and consume the consumer uses.
 // - Events pushed but not yet flushed are not visible to the consumer: a slot is handed over when
-//   it is full (kEventsPerBuffer events), at flush() or at close().
+//   it is full (kEventsPerBuffer events), at flush() or at close(), or by the latency bound.
+// - Latency bound (MaxLatencyNs != 0): while the producer keeps pushing, no event waits in an
+//   unpublished slot longer than MaxLatencyNs plus one check interval. The producer reads
+//   steady_clock once per check interval of K pushes, never per event, and hands the slot over,
+//   exactly as flush() does, at the first reading past its oldest event's deadline. K (1 to 4096)
+//   follows the measured push rate so that K pushes take about MaxLatencyNs / 4: about 1.25 x
+//   MaxLatencyNs in all at a steady rate; after a sudden slow-down, one interval is K pushes at
+//   the slower rate. The deadline counts from the reading before the oldest event, so a slot may
+//   go early, never late. The bound acts only inside push, emplace, try_push and push(ptr, n): a
+//   producer that stops pushing must call flush() (or close()). It bounds the wait before
+//   publication, not the wait behind a slow consumer. MaxLatencyNs = 0 (the default): no bound,
+//   and not one instruction or byte of it.
 // - flush() and close() wake a consumer blocked in pop, pop_for or consume, with every primitive.
 // - After close(), once every event has been taken, pop/try_pop/pop_for return false, consume
 //   returns 0 and done() is true. pop_for returns false at its deadline, and the channel stays
@@ -989,9 +1091,11 @@ class SlotRing {
 // so no two regions share a line (at 128, no two share an adjacent-line prefetch pair).
 // PaddingBytes = 0 packs them, keeping only natural alignment: the tuner's reference point.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000>
-class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes> {
-  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes>;
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
+class BasicChannel
+    : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs> {
+  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs>;
+  using Producer = typename Ring::Producer;
 
   static_assert(std::is_trivially_copyable_v<T>,
                 "events are copied as bytes: T must be trivially copyable");
@@ -1011,6 +1115,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   static constexpr std::size_t kBufferBytes = BufferBytes;
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
+  static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
   static constexpr std::size_t kEventsPerBuffer = Ring::kEventsPerBuffer;
 
   using Layout = typename Ring::Layout;
@@ -1033,30 +1138,33 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   // push, constructing the event in place (T(args...), or T{args...} for aggregates).
   template <class... Args>
   void emplace(Args&&... args) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     if (p.fill == 0) take_free_slot();
     construct(p.events + p.fill, std::forward<Args>(args)...);
     if (++p.fill == kEventsPerBuffer) publish();
+    if constexpr (MaxLatencyNs != 0) due_check(1);
   }
 
   // push, but returns false instead of blocking when every slot is in use.
   [[nodiscard]] bool try_push(const T& event) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     if (p.fill == 0) {
       if (!slot_free()) return false;
       p.events = slot_events(p.slot);
+      if constexpr (MaxLatencyNs != 0) p.start();
     }
     construct(p.events + p.fill, event);
     if (++p.fill == kEventsPerBuffer) publish();
+    if constexpr (MaxLatencyNs != 0) due_check(1);
     return true;
   }
 
   // Appends n events at once, copied as bytes slot by slot (the fair peer of a ring's bulk
   // push); hands each slot over as it fills. Blocks while every slot is in use.
   void push(const T* events, std::size_t n) {
-    detail::ProducerCursor<T>& p = producer();
+    Producer& p = producer();
     assert(!p.closed && "push after close()");
     while (n != 0) {
       if (p.fill == 0) take_free_slot();
@@ -1067,6 +1175,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
       events += take;
       n -= take;
       if (p.fill == kEventsPerBuffer) publish();
+      if constexpr (MaxLatencyNs != 0) due_check(take);
     }
   }
 
@@ -1182,6 +1291,12 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     }
   }
 
+  // With a bound, after n events were pushed: the clock may say the slot is due (flush() skips an
+  // empty one, e.g. a slot just handed over full).
+  void due_check(std::size_t n) {
+    if (producer().tick(n)) flush();
+  }
+
   void take(T& out) {
     detail::ConsumerCursor<T>& c = consumer();
     out = c.events[c.read];
@@ -1210,20 +1325,26 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
 // - Each consumer receives its events in push order.
 // - A buffer (a run of up to kEventsPerBuffer consecutive events) goes to one consumer whole: with
 //   no flush, consumer k receives buffers k, k + K, k + 2K, ... of the stream.
-// - flush() hands the current partial buffer to its consumer (waking it) and moves on; close()
-//   flushes, then ends every consumer's stream: once consumer k has taken all its events, pop,
-//   try_pop and pop_for(k, ...) return false, consume(k, ...) returns 0 and done(k) is true.
+// - flush() (and the latency bound) hands the current partial buffer to its consumer (waking it)
+//   and moves on; close() flushes, then ends every consumer's stream: once consumer k has taken all
+//   its events, pop, try_pop and pop_for(k, ...) return false, consume(k, ...) returns 0 and
+//   done(k) is true.
 // - push/emplace block only while the current channel's Buffers slots all hold unconsumed events:
 //   the hand-off order is fixed, so one slow consumer holds the producer up. try_push never blocks.
 // - Everything BasicChannel guarantees per channel: per-buffer synchronisation, no allocation or
 //   system call on the per-event path, every primitive wakes blocked consumers.
+// - Latency bound (MaxLatencyNs != 0): the same guarantee, cost and limits as BasicChannel's (see
+//   there), kept by the fan-out itself: its clock times the buffer being filled, whichever channel
+//   it goes to, and a due buffer goes exactly as at flush() (to its consumer, and the producer
+//   moves on). The channels carry no bound of their own: they hand a buffer over only when the
+//   fan-out says so, which keeps the round robin exact. MaxLatencyNs = 0: no bound, no cost.
 //
 // Layout: each channel's block is its own allocation (see BasicChannel); the channel objects (read
 // only after construction) sit one per cache line in one array, and the producer's cursor,
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000>
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
 class BasicFanOut {
  public:
   using Channel = BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs>;
@@ -1234,6 +1355,7 @@ class BasicFanOut {
   static constexpr std::size_t kBufferBytes = BufferBytes;
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
+  static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxConsumers = 64;
 
@@ -1270,7 +1392,17 @@ class BasicFanOut {
   template <class... Args>
   void emplace(Args&&... args) {
     assert(!cursor_.closed && "push after close()");
-    lane(cursor_.current).emplace(std::forward<Args>(args)...);
+    Channel& channel = lane(cursor_.current);
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.fill == 0) {
+        first_of_buffer(channel, [&] {
+          channel.emplace(std::forward<Args>(args)...);
+          return true;
+        });
+        return;
+      }
+    }
+    channel.emplace(std::forward<Args>(args)...);
     pushed_one();
   }
 
@@ -1278,7 +1410,13 @@ class BasicFanOut {
   // event then goes nowhere: round robin never skips a consumer).
   [[nodiscard]] bool try_push(const T& event) {
     assert(!cursor_.closed && "push after close()");
-    if (!lane(cursor_.current).try_push(event)) return false;
+    Channel& channel = lane(cursor_.current);
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.fill == 0) {
+        return first_of_buffer(channel, [&] { return channel.try_push(event); });
+      }
+    }
+    if (!channel.try_push(event)) return false;
     pushed_one();
     return true;
   }
@@ -1344,7 +1482,8 @@ class BasicFanOut {
     Channel channel;
   };
 
-  struct Cursor {
+  // With a bound, the LatencyTimer of the buffer being filled (an empty base without).
+  struct Cursor : detail::LatencyTimer<MaxLatencyNs> {
     std::size_t current = 0;  // the channel whose buffer is being filled
     std::size_t fill = 0;     // events pushed into it since its last hand-off
     bool closed = false;
@@ -1371,8 +1510,24 @@ class BasicFanOut {
   // The channel hands its slot over exactly when kEventsPerBuffer events were pushed into it since
   // the last hand-off (BasicChannel's guarantee), so counting successful pushes here tells when
   // the buffer has gone and the next one belongs to the next consumer.
-  void pushed_one() noexcept {
+  void pushed_one() noexcept(MaxLatencyNs == 0) {
     if (++cursor_.fill == kEventsPerBuffer) next_lane();
+    if constexpr (MaxLatencyNs != 0) {
+      if (cursor_.tick(1)) flush();  // nothing if the buffer just went full
+    }
+  }
+
+  // With a bound: a buffer's first event, pushed by push() (true if it was). The buffer's clock
+  // starts, after a fresh reading if the channel had to wait for a free slot (as in BasicChannel:
+  // the wait is neither an event's age nor the push rate).
+  template <class Push>
+  bool first_of_buffer(const Channel& channel, Push push) {
+    const std::uint64_t waits = channel.producer_waits();
+    if (!push()) return false;
+    if (channel.producer_waits() != waits) cursor_.restart();
+    cursor_.start();
+    pushed_one();
+    return true;
   }
 
   void next_lane() noexcept {
@@ -1394,6 +1549,8 @@ struct Tuning {
   Primitive primitive;
   int producer_cpu, consumer_cpu;
   std::size_t spin_ns;  // how long a spinning wait spins before it yields or blocks
+  // The latency bound: a buffer goes once its oldest event has waited this long (0: no bound).
+  std::size_t max_latency_ns;
 };
 
 // A CPU of -1 means not pinned.
@@ -1406,6 +1563,7 @@ inline constexpr Tuning kTuning = {
     /*producer_cpu=*/-1,
     /*consumer_cpu=*/-1,
     /*spin_ns=*/2000,
+    /*max_latency_ns=*/0,
 };
 
 // ---- threads: how many, and where (estimated, not measured) ----
@@ -1422,14 +1580,14 @@ inline constexpr int kConsumerCpus[] = {0, 1};
 // The channel at the tuned point; T may be any trivially copyable type.
 template <class T>
 using Channel = BasicChannel<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
-                             kTuning.padding_bytes, kTuning.spin_ns>;
+                             kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns>;
 
 // One producer handing whole buffers round robin to `consumers` consumer threads, each buffer
 // through a channel tuned as above: FanOut<T> fan(kConsumersPerProducer); consumer k calls
 // fan.pop(k, out) or fan.consume(k, f).
 template <class T>
 using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
-                           kTuning.padding_bytes, kTuning.spin_ns>;
+                           kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns>;
 
 // Runs f on the calling thread with its stack shifted by kTuning.stack_offset_bytes, so the
 // producer's and the consumer's stacks do not alias (the paper's 64 KiB aliasing fix).
