@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -222,7 +223,7 @@ def threads_for(
 ) -> ThreadAdvice | ThreadFailure:
     """The thread counts and placement measured for the tuned channel (with the last batch's
     build, which holds it), until the budget ends; or why they could not be."""
-    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS)
+    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS, len(inputs.shape.cpus))
     machinery.show("recommending thread counts and placement for the tuned channel")
     where = ThreadRun(machinery.toolchain, machinery.store, last, budget)
     return recommend_threads(channel, inputs, where)
@@ -264,16 +265,22 @@ def latency_unmet(result: TuneResult) -> str | None:
     p99 = confirmed.latency_p99_ns
     if p99 is not None and p99.median <= confirmed.latency_bound_ns:
         return None
-    best = (
-        "no latency could be measured"
-        if p99 is None
-        else (
-            f"the closest, written to the header, waited {p99.median / 1e3:.3g} us"
-            " at the 99th percentile"
-        )
-    )
     bound = confirmed.latency_bound_ns / 1e3
-    return f"no channel kept constraints.max_latency_us ({bound:g} us): {best}"
+    if p99 is None:
+        return (
+            f"constraints.max_latency_us ({bound:g} us) was not verified: no latency was"
+            " measured within the budget (the header's channel carries the bound all the same)"
+        )
+    return (
+        f"no channel kept constraints.max_latency_us ({bound:g} us): the closest, written to"
+        f" the header, waited {p99.median / 1e3:.3g} us at the 99th percentile"
+    )
+
+
+def _in_their_code(cause: str) -> bool:
+    """Whether the harness said a thread was in the user's code when the sample died."""
+    said = re.search(r"the user's (producer|consumer) code|was in the user's hspc_", cause)
+    return said is not None
 
 
 def user_code_failure(result: TuneResult) -> str | None:
@@ -282,7 +289,7 @@ def user_code_failure(result: TuneResult) -> str | None:
     search = result.search
     if search is None or (search.confirmed is not None and search.confirmed.rate is not None):
         return None
-    theirs = [f for f in search.failures if "the user's" in f.cause]
+    theirs = [f for f in search.failures if _in_their_code(f.cause)]
     if not theirs:
         return None
     first = theirs[0]

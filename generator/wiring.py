@@ -16,10 +16,11 @@ from pathlib import Path
 from hspc_gen import __version__, emit, estimate, params
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Effort, Primitive
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.measure import load
+from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.records import params_from_dict
@@ -107,11 +108,13 @@ def stages_for(
     )
     measured = None if user is None else work_ns(target.workload, user)
     size = target.event.size
+    paced = PACED_EVENT_NS if target.objective is Objective.latency else 0.0
+    paced += HANDOFF_NS if channel_bound_ns(target) else 0.0  # sized pessimistically: probes
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured, size),)
+        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured, size, paced),)
     return (
-        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE, event_bytes=size),
-        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured, size),
+        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE, None, size, paced),
+        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured, size, paced),
     )
 
 
@@ -188,9 +191,12 @@ def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolcha
     )
 
 
-BOUND_SHARE = 0.75
+HANDOFF_NS = 5000.0
+"""A buffer hand-off with a wake-up, pessimistically: what an event may cost when a latency
+bound hands buffers over nearly empty (only the first sizing probe assumes it)."""
+BOUND_SHARE = 0.6
 """The channel's latency bound, as a share of constraints.max_latency_us: the channel hands a
-buffer over within about 1.25x its bound plus the consumer's wake-up, so a bound of 3/4 of the
+buffer over within about 1.25x its bound plus the consumer's wake-up, so a bound of 0.6 of the
 constraint keeps the 99th percentile under it."""
 
 

@@ -298,7 +298,7 @@ def over_the_bound(raced: RaceResult, batch: Batch, bound_ns: float) -> RaceResu
     statuses, causes = dict(raced.arm_status), dict(raced.causes)
     for candidate in batch.candidates:
         p99 = stats.latency_p99(by_arm.get(latency_arm(candidate.id), ()))
-        if p99 > bound_ns and candidate.id not in statuses:
+        if bound_ns < p99 < math.inf and candidate.id not in statuses:  # measured, too long
             statuses[candidate.id] = Status.misses_latency
             causes[candidate.id] = (
                 f"99% of events waited at most {p99 / 1e3:.3g} us (median over rounds), above"

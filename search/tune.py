@@ -64,13 +64,15 @@ class StageSpec:
     share: float = 1.0  # of the search's time, relative to the other stages' shares
     measured_ns: float | None = None  # the work's cost per event, measured (the user's code)
     event_bytes: int = 8
+    extra_ns: float = 0.0  # time per event beyond the work: pacing (the latency objective), or
+    # a hand-off per event when a tight latency bound publishes buffers nearly empty
 
     @property
     def expected_ns(self) -> float:
         """What an event should cost before measuring: its work (measured, else the workload's
-        own guess), and at least the time to write and read its bytes."""
+        own guess), at least the time to write and read its bytes, and any extra."""
         work = self.measured_ns or self.workload.expected_ns_per_event
-        return max(work, MOVE_NS_PER_BYTE * self.event_bytes)
+        return max(work, MOVE_NS_PER_BYTE * self.event_bytes) + self.extra_ns
 
 
 @dataclass(frozen=True)
@@ -302,7 +304,8 @@ def stage_deadline(settings: Settings, index: int) -> float:
 def confirm_deadline(settings: Settings, batch: Batch, stage: StageSpec) -> float:
     """The confirmation's share of the budget; past it, one chunk still runs if it ends before
     the budget does, so that the reported figures come from a fresh process."""
-    arms = len(batch.candidates) + len(stage.baselines) + 1
+    latency_arms = len(batch.candidates) if settings.max_latency_ns is not None else 0
+    arms = len(batch.candidates) + latency_arms + len(stage.baselines) + 1
     chunk = stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
     if time.monotonic() + chunk <= settings.end:
         return max(settings.confirm_deadline, time.monotonic() + chunk + 1e-3)

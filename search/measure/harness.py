@@ -34,6 +34,8 @@ PROCESS_GRACE_SECONDS = 5.0  # beyond the plan's expected time and one deadline:
 LATENCY_PACE_NS = 2000.0
 PACED_KIND = "paced"  # paced events with no flush each: the buffer fill and the channel's
 # latency bound decide how long an event waits (the harness's `paced` kind)
+PACED_EVENT_NS = 3 * LATENCY_PACE_NS  # a paced event's time, its hand-off included, generously
+PACED_SAMPLE_EVENTS = 5000  # a latency arm's events: about SAMPLE_SECONDS of paced events
 
 
 @dataclass(frozen=True)
@@ -113,12 +115,12 @@ def work_fields(w: Workload) -> str:
     )
 
 
-def _line(head: str, plan: Plan, cpus: tuple[int, int], w: Workload) -> str:
+def _line(head: str, events: int, cpus: tuple[int, int], w: Workload) -> str:
     """`head` is NAME KIND VARIANT; the rest of the line is the sample's size, CPUs and work."""
     paced = any(f" {kind} " in head for kind in ("latency", PACED_KIND))
     pace = f" pace_ns={LATENCY_PACE_NS:g}" if paced else ""
     cpu_field = f"{cpus[0]},{cpus[1]}"
-    return f"{head} {plan.events_per_sample} 1 {cpu_field} {work_fields(w)}{pace}"
+    return f"{head} {events} 1 {cpu_field} {work_fields(w)}{pace}"
 
 
 def plan_text(plan: Plan, invocation: Invocation) -> str:
@@ -132,13 +134,16 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
             name = f"r{round_number}/{arm}"
             if is_baseline(arm):
                 head = f"{name} {arm} {plan.incumbent}"
-                lines.append(_line(head, plan, home, invocation.workload))
+                lines.append(_line(head, plan.events_per_sample, home, invocation.workload))
                 continue
             variant = base_of(arm)
             p = invocation.params[variant]
             kind = PACED_KIND if is_latency(arm) else invocation.kind
             head = f"{name} {kind} {variant}"
-            lines.append(_line(head, plan, (p.producer_cpu, p.consumer_cpu), invocation.workload))
+            # A latency arm beside throughput samples: as many paced events as fill a sample.
+            events = plan.events_per_sample
+            events = min(events, PACED_SAMPLE_EVENTS) if is_latency(arm) else events
+            lines.append(_line(head, events, (p.producer_cpu, p.consumer_cpu), invocation.workload))
     return "\n".join(lines) + "\n"
 
 

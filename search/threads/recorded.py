@@ -42,7 +42,14 @@ class Budget:
 
     deadline: float = math.inf
     run: str = ""
-    sample_seconds: float = 0.02  # each sample lasts about this; a call's time is their sum
+    sample_seconds: float = 0.02  # a pair's sample lasts about this
+    cpus: int = 1  # the CPUs the threads share: more threads than CPUs take turns
+
+    def call_seconds(self, configs: Sequence[Config], rounds: int) -> float:
+        """What a call should take: each configuration's samples, longer when its threads
+        outnumber the CPUs (every producer moves the same events), with their start-up."""
+        per_round = sum(max(1.0, c.threads / self.cpus) for c in configs)
+        return rounds * per_round * self.sample_seconds * CALL_OVERHEAD
 
 
 class RecordedMeasure:
@@ -80,7 +87,7 @@ class RecordedMeasure:
             raise BudgetSpentError(f"thread search call {call}")
         if self.run is None:
             raise NotRecordedError(f"thread search call {call}")
-        seconds = rounds * len(configs) * self.budget.sample_seconds * CALL_OVERHEAD
+        seconds = self.budget.call_seconds(configs, rounds)
         if time.monotonic() + seconds > self.budget.deadline:
             self.store.append(cut)
             raise BudgetSpentError(f"thread search call {call}")

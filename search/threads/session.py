@@ -90,8 +90,11 @@ def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
     return RecordKey(base.fingerprint, f"threads-{digest}", base.compiler, base.flags)
 
 
-def _events(cost: WorkCost) -> int:
-    per_event_ns = max(cost.producer_ns, cost.consumer_ns, 1.0)
+def _events(samples: Sequence[ThreadSample]) -> int:
+    """Events per producer for a sample of one pair to last THREAD_SAMPLE_SECONDS of wall time
+    (waits included: a channel that hands buffers over often spends its time there)."""
+    walls = [s.sample.wall_ns / s.sample.events for s in samples]
+    per_event_ns = max(float(np.median(walls)) if walls else 1.0, 1.0)
     events = THREAD_SAMPLE_SECONDS * 1e9 / per_event_ns
     return int(min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, events)))
 
@@ -137,8 +140,8 @@ class _Recording:
 
     def bench(self, shape: TopologyShape) -> Bench:
         probe = self.measure("cost", THREAD_MIN_EVENTS)
-        cost = _cost(probe([Config(1, 1)], COST_ROUNDS)[Config(1, 1)])
-        return Bench(self.measure("threads", _events(cost)), cost, shape)
+        pair = probe([Config(1, 1)], COST_ROUNDS)[Config(1, 1)]
+        return Bench(self.measure("threads", _events(pair)), _cost(pair), shape)
 
 
 def _harness(executable: Path, variant: str, workload: Workload) -> Callable[[int], Run]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -343,3 +344,24 @@ def test_user_code_that_fails_only_under_the_benchmark_is_named_and_the_run_fail
     assert result["winner"]["events_per_second"] is None
     header = (tmp_path / "o" / "u_channel.hpp").read_text()
     assert "nothing confirmed by measurement (see hspc-result.json)" in header
+
+
+def test_a_latency_bound_no_channel_can_keep_is_said_with_the_closest_and_exit_1(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.yaml").write_text(
+        "name: lat\nevent:\n  size: 8\nconstraints:\n  max_latency_us: 10ns\n"
+    )  # a clock read alone takes longer: no channel can keep it
+    done = hspc_gen("--target", "app.yaml", "--effort", "quick", "--budget", "40s", "--json",
+                    "--cache", "c", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    # Kept by none: the closest is named; or, when the budget ended first, not verified.
+    assert re.search(
+        r"error: (no channel kept constraints.max_latency_us \(0.01 us\): the closest"
+        r"|constraints.max_latency_us \(0.01 us\) was not verified)",
+        done.stderr,
+    ), done.stderr
+    assert json.loads(done.stdout)["latency_bound"]["kept"] is False
+    header = (tmp_path / "lat_channel.hpp").read_text()
+    assert re.search(r"constraints.max_latency_us 0.01 us(: NOT measured| NOT kept)", header)
+    assert "/*max_latency_ns=*/6," in header  # the channel carries 0.6 of the bound all the same

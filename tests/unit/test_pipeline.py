@@ -12,7 +12,7 @@ import pytest
 
 from hspc_gen.batch import Machinery, evaluate_every_round
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Searched, confirm, search
+from hspc_gen.pipeline import Searched, _in_their_code, confirm, search
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
@@ -193,3 +193,17 @@ def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
     assert len(store.skipped) == len(older)
     assert note.startswith(f"{len(older)} line(s) of the record store could not be read")
     assert f"{store.path}:1: ValueError: record format 1, this hspc-gen reads 2" in note
+
+
+@pytest.mark.parametrize(
+    ("cause", "theirs"),
+    [
+        ("fatal signal SIGSEGV in the user's consumer code (hspc_consume)", True),
+        ("hung: exceeded the 1.000 s deadline; the producer was in the user's hspc_produce", True),
+        ("exit() called from the user's producer code (hspc_produce)", True),
+        ("hung: exceeded the 1.000 s deadline; no thread was in the user's code", False),
+        ("fatal signal SIGSEGV outside the user's code", False),
+    ],
+)
+def test_only_a_death_inside_the_users_code_is_blamed_on_it(cause: str, theirs: bool) -> None:
+    assert _in_their_code(cause) is theirs
