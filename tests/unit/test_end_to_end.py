@@ -5,9 +5,11 @@ records measures nothing and writes the same bytes."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 BUDGET = "45s"
 
 
-def hspc_gen(*args: str | Path, cwd: Path) -> dict[str, object]:
+def hspc_gen(*args: str | Path, cwd: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "hspc_gen", *map(str, args)],
         capture_output=True,
@@ -25,27 +27,28 @@ def hspc_gen(*args: str | Path, cwd: Path) -> dict[str, object]:
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout)
+    result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
 @pytest.fixture(scope="module")
 def runs(
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[Path, dict[str, object], dict[str, object]]:
+) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     work = tmp_path_factory.mktemp("e2e")
     args = ("--target", REPO / "examples" / "app.yaml", "--effort", "quick", "--budget", BUDGET,
             "--cache", work / "cache", "--json")  # fmt: skip
     # The same command twice (the header's banner names it): keep the cold run's outputs aside.
     cold = hspc_gen(*args, "--out", "out", cwd=work)
     (work / "out").rename(work / "cold")
+    shutil.copytree(work / "cache" / "records", work / "cold_records")
     warm = hspc_gen(*args, "--out", "out", cwd=work)
     (work / "out").rename(work / "warm")
     return work, cold, warm
 
 
 def test_the_tuned_run_measures_and_reports_against_the_baselines(
-    runs: tuple[Path, dict[str, object], dict[str, object]],
+    runs: tuple[Path, dict[str, Any], dict[str, Any]],
 ) -> None:
     _, cold, _ = runs
     winner = cold["winner"]
@@ -54,27 +57,42 @@ def test_the_tuned_run_measures_and_reports_against_the_baselines(
     baselines = cold["baselines"]
     assert isinstance(baselines, dict)
     assert {"producer_alone", "consumer_alone"} <= set(baselines)
-    assert cold["efficiency"]["median"] > 0  # type: ignore[index]
-    assert cold["measured_plans"] > 0  # type: ignore[operator]
+    assert cold["efficiency"]["median"] > 0
+    assert cold["measured_plans"] > 0
     assert cold["candidates"]
 
 
+def busy_plans(records: Path) -> int:
+    """Plans the cold run measured beside other load: a quiet re-run measures them again."""
+    lines = [
+        json.loads(line) for f in records.glob("*.jsonl") for line in f.read_text().splitlines()
+    ]
+    return len({
+        (r["key"]["source_hash"], r["seed"], r["first_round"], r["events_per_sample"])
+        for r in lines if r.get("kind") == "samples" and r["busy"]
+    })  # fmt: skip
+
+
 def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(
-    runs: tuple[Path, dict[str, object], dict[str, object]],
+    runs: tuple[Path, dict[str, Any], dict[str, Any]],
 ) -> None:
     work, cold, warm = runs
-    assert warm["measured_plans"] == 0
-    assert warm["cached_plans"] == cold["measured_plans"]
-    assert warm["winner"] == cold["winner"]
-    cold_header = (work / "cold" / "example_channel.hpp").read_bytes()
-    assert (work / "warm" / "example_channel.hpp").read_bytes() == cold_header
+    remeasured = busy_plans(work / "cold_records")
+    # Sound records are replayed; a plan measured beside a busy neighbour is measured again
+    # by a quiet run (then the bytes may change: that is the point). On a quiet machine: none.
+    assert warm["measured_plans"] in (0, remeasured)
+    assert warm["cached_plans"] + warm["measured_plans"] == cold["measured_plans"]
+    if warm["measured_plans"] == 0:
+        assert warm["winner"] == cold["winner"]
+        cold_header = (work / "cold" / "example_channel.hpp").read_bytes()
+        assert (work / "warm" / "example_channel.hpp").read_bytes() == cold_header
 
 
 def test_the_written_header_passes_the_stress_test(
-    runs: tuple[Path, dict[str, object], dict[str, object]],
+    runs: tuple[Path, dict[str, Any], dict[str, Any]],
 ) -> None:
     work, cold, _ = runs
-    primitive = cold["winner"]["params"]["primitive"]  # type: ignore[index]
+    primitive = cold["winner"]["params"]["primitive"]
     exe = work / "stress"
     flags = ["-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
     header = work / "cold" / "example_channel.hpp"
