@@ -116,7 +116,9 @@ class Workload(BaseModel):
     A producer source defines `void hspc_produce(std::uint64_t seq, void* event, std::size_t size)`,
     which fills one event (seq counts from 0); a consumer source defines
     `void hspc_consume(const void* event, std::size_t size)`, which processes one event. Both are
-    compiled with the benchmark (C++17) and called once per event on their own thread.
+    compiled with the benchmark (C++17) and called once per event on their own thread; when the
+    thread search (`threads: auto`) tries several producers or consumers, each thread calls them
+    at the same time, so they must be safe to call concurrently (or fix the counts at 1).
     """
 
     model_config = _config()
