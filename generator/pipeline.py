@@ -41,7 +41,7 @@ from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import findings, tune
+from hspc_gen.search import findings, schedule, tune
 from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
@@ -141,8 +141,7 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
             or winner
         )
         inputs = wiring.thread_inputs(target, host)
-        last = _built_for(searched, inputs.workload)
-        advice = threads_for(winner, inputs, machinery, last, settings)  # threads
+        advice = threads_for(winner, inputs, machinery, settings)  # threads
     elapsed = time.monotonic() - context.started
     info = wiring.run_info(
         target, host, context.effort, elapsed, others=others, store=machinery.store
@@ -156,6 +155,7 @@ class Searched:
     winner: ChannelParams
     evaluations: tuple[Evaluation, ...]
     budget_exhausted: bool  # a batch was left out for want of time
+    spent: tuple[tuple[int, float], ...] = ()  # per evaluation: candidates proposed, seconds
     last: Prepared | None = None  # the build of the last batch that decided: it holds the
     # winner and its runners-up, so the confirmation and the thread search need no build
 
@@ -167,15 +167,23 @@ def search(
     machinery: Machinery,
     on_improve: Callable[[ChannelParams], None] = lambda _p: None,
 ) -> Searched:
-    """Every stage's strategy from the best point so far, batch by batch, within the deadline."""
+    """Every stage's strategy from the best point so far, batch by batch, each step within its
+    share of the time plan (`search.schedule`)."""
+    stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
+    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
     best, evaluations, exhausted, last = start, [], False, None
+    done: list[tuple[int, str]] = []
+    spent: list[tuple[int, float]] = []
     for index, stage in enumerate(settings.stages):
-        staged = dataclasses.replace(settings, deadline=tune.stage_deadline(settings, index))
         strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
         history: list[StepResult] = []
         while (batch := strategy.propose(history)) is not None:
+            step_deadline = plan.step_deadline((index, batch.step), done)
+            staged = dataclasses.replace(settings, deadline=step_deadline)
+            done.append((index, batch.step))
+            began = time.monotonic()
             evaluated = evaluate(batch, stage, staged, machinery)
-            if evaluated is None:
+            if evaluated is None:  # the budget left the step out: the stage ends here
                 exhausted = True
                 break
             evaluation = evaluated.evaluation
@@ -183,11 +191,12 @@ def search(
                 last = evaluated.prepared
             history.append(evaluation.step)
             evaluations.append(evaluation)
+            spent.append((len(batch.candidates), time.monotonic() - began))
             winner = evaluation.step.winner()  # decide
             if winner is not None and winner != best:
                 best = winner
                 on_improve(best)
-    return Searched(best, tuple(evaluations), exhausted, last)
+    return Searched(best, tuple(evaluations), exhausted, tuple(spent), last)
 
 
 def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
@@ -218,14 +227,13 @@ def threads_for(
     channel: ChannelParams,
     inputs: ThreadInputs,
     machinery: Machinery,
-    last: Prepared | None,
     settings: tune.Settings,
 ) -> ThreadAdvice | ThreadFailure:
-    """The thread counts and placement measured for the tuned channel (with the last batch's
-    build, which holds it), until the budget ends; or why they could not be."""
+    """The thread counts and placement measured for the tuned channel, until the budget ends;
+    or why they could not be."""
     budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS, len(inputs.shape.cpus))
     machinery.show("recommending thread counts and placement for the tuned channel")
-    where = ThreadRun(machinery.toolchain, machinery.store, last, budget)
+    where = ThreadRun(machinery.toolchain, machinery.store, budget)
     return recommend_threads(channel, inputs, where)
 
 
@@ -245,7 +253,10 @@ def _search_result(
         winner=winner,
         spin_ns=DEFAULT_SPIN_NS,
         confirmed=confirmed,
-        trail=tuple(findings.step(e) for e in searched.evaluations),
+        trail=tuple(
+            findings.step(e, proposed, seconds)
+            for e, (proposed, seconds) in zip(searched.evaluations, searched.spent, strict=True)
+        ),
         candidates=findings.candidates(searched.evaluations),
         failures=findings.failures(searched.evaluations),
         budget_exhausted=searched.budget_exhausted or counts.cut,

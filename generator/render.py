@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -139,6 +140,10 @@ def render_header(spec: HeaderSpec) -> str:
     )
 
 
+SAMPLE_KINDS = ("throughput", "latency", "paced", "pairs", "fanout")
+"""The sample kinds a variant can run (bench/variant.hpp's Kind, less the baselines)."""
+
+
 @dataclass(frozen=True)
 class BenchVariant:
     id: str
@@ -178,21 +183,23 @@ def render_bench_files(
     spin_ns: int,
     app: AppWork = AppWork(),
     max_latency_ns: int = 0,
+    *,
+    points_per_unit: int = 1,
+    kinds: tuple[str, ...] = SAMPLE_KINDS,
 ) -> dict[str, str]:
     """The Meson project of one batch's benchmark binary: relative path -> text.
 
-    One translation unit per distinct compile-time point (`v_<id>.cpp`; candidates that differ
-    only in their CPUs share one, as placement is a run-time choice), the variant table in
-    `main.cpp`, and copies of the runtime and harness headers under `include/`, so the project
-    stands alone. Every channel carries the latency bound `max_latency_ns` (0: none), as the
-    header written for the winner will.
+    Each distinct compile-time point is a function of its own (candidates that differ only in
+    their CPUs share one, as placement is a run-time choice); `points_per_unit` of them share a
+    translation unit (`unit_sources` names it), the variant table is `main.cpp`, and copies of
+    the runtime and harness headers sit under `include/`, so the project stands alone. Every
+    channel carries the latency bound `max_latency_ns` (0: none), as the header written for the
+    winner will.
     """
     if max_latency_ns < 0:
         raise ValueError(f"max_latency_ns must be >= 0, got {max_latency_ns}")
-    env = environment()
     table = tuple(sorted(variants, key=lambda v: v.id))
-    units = {compiled_id(v): v.params.replace(producer_cpu=-1, consumer_cpu=-1) for v in table}
-    compiled = tuple(BenchVariant(cid, units[cid]) for cid in sorted(units))
+    sources = unit_sources(table, points_per_unit)
     files = {f"include/{path}": text for path, text in _runtime_headers().items()}
     common = {
         "version": __version__,
@@ -200,26 +207,60 @@ def render_bench_files(
         "spin_ns": spin_ns,
         "max_latency_ns": max_latency_ns,
     }
-    files["meson.build"] = _bench_meson(compiled, app, common)
+    files["meson.build"] = _bench_meson(sorted(set(sources.values())), app, common)
     files.update(app.files)
-    files["main.cpp"] = env.get_template("bench/main.cpp.j2").render(
-        variants=table, compiled=compiled, compiled_id=compiled_id, **common
+    files["main.cpp"] = (
+        environment()
+        .get_template("bench/main.cpp.j2")
+        .render(variants=table, compiled=_compiled_points(table), compiled_id=compiled_id, **common)
     )
-    for unit in compiled:
-        files[bench_source(unit.id)] = env.get_template("bench/variant.cpp.j2").render(
-            variant=unit, **common
-        )
+    files.update(_variant_units(table, sources, {**common, "kinds": kinds}))
     return files
 
 
-def _bench_meson(
-    compiled: tuple[BenchVariant, ...], app: AppWork, common: dict[str, object]
-) -> str:
+def _variant_units(
+    table: tuple[BenchVariant, ...], sources: Mapping[str, str], common: Mapping[str, object]
+) -> dict[str, str]:
+    """Each translation unit of compile-time points, rendered."""
+    template = environment().get_template("bench/variant.cpp.j2")
+    compiled = _compiled_points(table)
+    return {
+        source: template.render(units=[u for u in compiled if sources[u.id] == source], **common)
+        for source in sorted(set(sources.values()))
+    }
+
+
+def _compiled_points(variants: tuple[BenchVariant, ...]) -> tuple[BenchVariant, ...]:
+    """The distinct compile-time points of the variants (their CPUs left out), by id."""
+    units = {compiled_id(v): v.params.replace(producer_cpu=-1, consumer_cpu=-1) for v in variants}
+    return tuple(BenchVariant(cid, units[cid]) for cid in sorted(units))
+
+
+def unit_sources(variants: tuple[BenchVariant, ...], points_per_unit: int) -> dict[str, str]:
+    """Compile-time point id -> the translation unit that holds it: the points in id order,
+    `points_per_unit` to a unit (a unit of one point is named after it, `v_<id>.cpp`)."""
+    if points_per_unit < 1:
+        raise ValueError(f"points_per_unit must be >= 1, got {points_per_unit}")
+    ids = [unit.id for unit in _compiled_points(variants)]
+    out: dict[str, str] = {}
+    for first in range(0, len(ids), points_per_unit):
+        group = ids[first : first + points_per_unit]
+        name = group[0] if len(group) == 1 else _group_id(group)
+        out.update(dict.fromkeys(group, bench_source(name)))
+    return out
+
+
+def _group_id(ids: list[str]) -> str:
+    digest = hashlib.sha1("\0".join(ids).encode(), usedforsecurity=False)
+    return "g" + digest.hexdigest()[:10]
+
+
+def _bench_meson(sources: list[str], app: AppWork, common: dict[str, object]) -> str:
     return (
         environment()
         .get_template("bench/meson.build.j2")
         .render(
-            variant_sources=[bench_source(v.id) for v in compiled],
+            variant_sources=sources,
             app_sources=[name for name, _ in app.files],
             app_defines=app.defines,
             app_include_dirs=app.include_dirs,

@@ -33,7 +33,6 @@ from hspc_gen.target import Target, Workload
 
 CONFIRM_SHARE = 0.15  # of the budget, kept for re-measuring the best candidates
 THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation that follows
-STAGE_ONE_SHARE, STAGE_TWO_SHARE = 0.45, 0.55  # of the search's time
 OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
 
@@ -111,10 +110,10 @@ def stages_for(
     paced = PACED_EVENT_NS if target.objective is Objective.latency else 0.0
     paced += HANDOFF_NS if channel_bound_ns(target) else 0.0  # sized pessimistically: probes
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines, 1.0, measured, size, paced),)
+        return (StageSpec("exhaustive", target.workload, baselines, measured, size, paced),)
     return (
-        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, STAGE_ONE_SHARE, None, size, paced),
-        StageSpec("stage_two", target.workload, baselines, STAGE_TWO_SHARE, measured, size, paced),
+        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, None, size, paced),
+        StageSpec("stage_two", target.workload, baselines, measured, size, paced),
     )
 
 

@@ -142,6 +142,11 @@ def step(decision: Step) -> dict[str, Any]:
         "precision": number(decision.precision),
         "rounds": decision.rounds,
         "excluded": _statuses(decision.excluded.items()),
+        "proposed": decision.proposed,
+        "screened": decision.screened,
+        "left_out": decision.proposed - decision.screened,
+        "seconds": round(decision.seconds, 1),
+        "disturbed_samples": number(decision.disturbed),
     }
 
 

@@ -80,11 +80,16 @@ def _latency_line(bound_ns: float, p99: Figure | None) -> str:
 
 
 def _trail(search: SearchResult) -> list[str]:
-    lines = ["| stage | step | rounds | margin | winner |", "|---|---|---|---|---|"]
+    lines = [
+        "| stage | step | screened | rounds | margin | disturbed | winner |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for step in search.trail:
         margin = f"{step.margin:.1%}" if math.isfinite(step.margin) else "—"
+        screened = f"{step.screened} of {step.proposed}"
         lines.append(
-            f"| {step.stage} | {step.step} | {step.rounds} | {margin} | {step.winner or 'none'} |"
+            f"| {step.stage} | {step.step} | {screened} | {step.rounds} | {margin}"
+            f" | {step.disturbed:.0%} | {step.winner or 'none'} |"
         )
     return lines
 

@@ -24,8 +24,12 @@ from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.records import BASELINE_ARMS, Sample, latency_arm
 
 
-def step(evaluation: Evaluation) -> Step:
+def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Step:
+    """One decision of the trail; `proposed` is the step's size before the budget trimmed it,
+    `seconds` what it took in this run."""
     batch, decision = evaluation.step.batch, evaluation.step.decision
+    samples = evaluation.race.samples
+    disturbed = sum(1 for s in samples if s.nivcsw_producer + s.nivcsw_consumer > 0)
     return Step(
         stage=batch.stage,
         step=batch.step,
@@ -36,6 +40,10 @@ def step(evaluation: Evaluation) -> Step:
         precision=decision.precision,
         rounds=evaluation.race.rounds,
         excluded=dict(decision.excluded),
+        proposed=max(proposed, len(batch.candidates)),
+        screened=len(batch.candidates),
+        seconds=seconds,
+        disturbed=disturbed / len(samples) if samples else 0.0,
     )
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
-from hspc_gen.search import stats
+from hspc_gen.search import schedule, stats
+from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import (
     SAMPLE_SECONDS,
@@ -47,11 +47,6 @@ PROBE_SECONDS = 0.01  # a probe sample, sized from the work's guessed cost, last
 MIN_SAMPLE_EVENTS, MAX_SAMPLE_EVENTS = 1_000, 50_000_000
 CONFIRM_ROUNDS = {Effort.quick: 12, Effort.measure: 20, Effort.patient: 30, Effort.exhaustive: 30}
 CONFIRM_TOP = 3
-# Time model of a batch, from builds on a 2-core VM: Meson's set-up and link, then ~0.8 s per
-# variant unit per core; a sample costs ~1.5x its timed part (set-up, pinning, the JSON line).
-BUILD_SETUP_SECONDS = 4.0
-UNIT_SECONDS = 0.8
-SAMPLE_OVERHEAD = 1.5
 NOT_RECORDED = "not in the record store"
 BUDGET_SPENT = "the budget ran out before this plan"
 
@@ -61,7 +56,6 @@ class StageSpec:
     strategy: str
     workload: Workload
     baselines: tuple[str, ...]
-    share: float = 1.0  # of the search's time, relative to the other stages' shares
     measured_ns: float | None = None  # the work's cost per event, measured (the user's code)
     event_bytes: int = 8
     extra_ns: float = 0.0  # time per event beyond the work: pacing (the latency objective), or
@@ -279,14 +273,14 @@ def measure_and_record(
 
 def plan_seconds(plan: Plan) -> float:
     """What a plan should take: its samples, each sized to SAMPLE_SECONDS, with their overhead."""
-    return sum(len(order) for order in plan.order) * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+    return schedule.sample_seconds(sum(len(order) for order in plan.order))
 
 
 def batch_seconds(batch: Batch, stage: StageSpec, prepared: Prepared) -> float:
     """A pessimistic guess of building the batch and running its first chunk of rounds."""
-    build = BUILD_SETUP_SECONDS + prepared.build_units * UNIT_SECONDS / (os.cpu_count() or 1)
     arms = len(batch.candidates) + len(stage.baselines) + 1
-    return build + stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+    build = schedule.build_seconds(prepared.build_points, JOBS, max(1, len(prepared.kinds)))
+    return build + schedule.race_seconds(arms, stats.MIN_ROUNDS)
 
 
 def fits(needed: float, deadline: float) -> bool:
@@ -294,19 +288,12 @@ def fits(needed: float, deadline: float) -> bool:
     return time.monotonic() + needed < deadline
 
 
-def stage_deadline(settings: Settings, index: int) -> float:
-    """Stage `index` may run until its share of the search time left when it starts is spent."""
-    shares = [stage.share for stage in settings.stages[index:]]
-    left = max(0.0, settings.deadline - time.monotonic())
-    return time.monotonic() + left * shares[0] / sum(shares)
-
-
 def confirm_deadline(settings: Settings, batch: Batch, stage: StageSpec) -> float:
     """The confirmation's share of the budget; past it, one chunk still runs if it ends before
     the budget does, so that the reported figures come from a fresh process."""
     latency_arms = len(batch.candidates) if settings.max_latency_ns is not None else 0
     arms = len(batch.candidates) + latency_arms + len(stage.baselines) + 1
-    chunk = stats.MIN_ROUNDS * arms * SAMPLE_SECONDS * SAMPLE_OVERHEAD
+    chunk = schedule.race_seconds(arms, stats.MIN_ROUNDS)
     if time.monotonic() + chunk <= settings.end:
         return max(settings.confirm_deadline, time.monotonic() + chunk + 1e-3)
     return settings.confirm_deadline

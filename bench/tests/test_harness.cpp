@@ -201,6 +201,26 @@ void threads_and_pinning(hb::Context& ctx) {
   BENCH_CHECK(a.producer.migrations >= -1 && a.consumer.nivcsw >= 0 && a.consumer.nvcsw >= 0);
 }
 
+// A throughput sample past its cap stops early: timed and verified over the events it pushed, so
+// a variant far slower than the one samples were sized by costs a bounded time; an uncapped
+// sample (and one that finishes inside the cap) moves every event.
+void capped_samples(hb::Context& ctx) {
+  using A = hb::ChannelContender<Channel<hb::Event<8>>>;
+  hb::Workload slow = workload(1'000'000);
+  slow.producer_ns = 1000;  // ~1 s uncapped
+  ctx.cap_ns = 5'000'000;
+  const hb::Sample capped = hb::run_throughput<A>(slow, ctx);
+  BENCH_CHECK(capped.verified);
+  BENCH_CHECK(capped.events >= hb::kCapCheckEvents && capped.events < slow.events);
+  BENCH_CHECK(capped.wall_ns < 500'000'000);
+  const hb::Sample quick = hb::run_throughput<A>(workload(2000), ctx);
+  BENCH_CHECK(quick.verified && quick.events == 2000);
+  ctx.cap_ns = 0;
+  slow.events = 20'000;
+  const hb::Sample whole = hb::run_throughput<A>(slow, ctx);
+  BENCH_CHECK(whole.verified && whole.events == slow.events);
+}
+
 }  // namespace
 
 int main() {
@@ -210,6 +230,7 @@ int main() {
   kinds_through_channels(ctx);
   wrong_answers_are_reported(ctx);
   threads_and_pinning(ctx);
+  capped_samples(ctx);
   std::puts("harness: ok");
   return 0;
 }

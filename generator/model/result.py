@@ -24,6 +24,10 @@ class Step:
     precision: float  # the difference this decision could resolve
     rounds: int
     excluded: Mapping[str, Status] = field(default_factory=dict)
+    proposed: int = 0  # the candidates the strategy proposed for the step
+    screened: int = 0  # those measured: the rest the budget left out (nearest the best kept)
+    seconds: float = 0.0  # what the step took in this run (builds and measuring; ~0 replayed)
+    disturbed: float = 0.0  # the share of its samples during which a thread was preempted
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,12 @@ namespace hspc_bench {
 //   --plan FILE          the plan to run (plan programs only)
 //   --deadline_s S       abort the process if one sample runs longer (default 60; 0: never)
 //   --loops_per_ns X     use this work calibration instead of measuring it (to repeat a run)
+//   --cap_s S            a throughput sample's producer stops after S seconds (default 0: never)
 struct Options {
   std::string plan_path;
   double deadline_s = 60.0;
   double loops_per_ns = 0.0;
+  double cap_s = 0.0;
 };
 
 namespace detail {
@@ -63,6 +65,10 @@ inline std::string take_options(int& argc, char** argv, Options& opt) {
       if (!detail::parse_double(value, opt.deadline_s)) return "bad --deadline_s " + value;
       continue;
     }
+    if (detail::take_flag(argc, argv, i, "cap_s", value)) {
+      if (!detail::parse_double(value, opt.cap_s) || opt.cap_s < 0) return "bad --cap_s " + value;
+      continue;
+    }
     if (detail::take_flag(argc, argv, i, "loops_per_ns", value)) {
       if (!detail::parse_double(value, opt.loops_per_ns) || opt.loops_per_ns <= 0) {
         return "bad --loops_per_ns " + value;
@@ -80,7 +86,9 @@ inline std::string take_options(int& argc, char** argv, Options& opt) {
 class Session {
  public:
   explicit Session(const Options& opt)
-      : ctx_{opt.loops_per_ns > 0 ? Calibration{opt.loops_per_ns} : calibrate(), {}},
+      : ctx_{opt.loops_per_ns > 0 ? Calibration{opt.loops_per_ns} : calibrate(),
+             {},
+             static_cast<std::int64_t>(opt.cap_s * 1e9)},
         watchdog_(opt.deadline_s) {
     fault::install("hspc_bench");
     benchmark::AddCustomContext("hspc_loops_per_ns", std::to_string(ctx_.calibration.loops_per_ns));

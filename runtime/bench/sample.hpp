@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -75,28 +77,42 @@ Sample two_sided(const Workload& w, Context& ctx, ConsumerBody consumer, Produce
 }  // namespace detail
 
 // Saturated throughput: `events` events pushed as fast as the producer's work allows, timed until
-// the consumer has the last one.
+// the consumer has the last one. A slow variant's sample stops early once it has run ctx.cap_ns
+// (checked every kCapCheckEvents events): it is timed over the events it pushed, so a grid of
+// variants a hundred times apart in speed costs a bounded time per sample, and none reads as hung.
+inline constexpr std::uint64_t kCapCheckEvents = 1024;
+
 template <class A, class Launch = DirectLaunch>
 Sample run_throughput(const Workload& w, Context& ctx) {
   using E = typename A::Event;
   A q;
   q.begin(w.events);
   bool ok = false;
+  std::atomic<std::uint64_t> pushed{0};
   auto consumer = [&](StartGate& gate) {
     ConsumerSide<E> side(w, ctx.calibration);
     gate.consumer_arrive_and_wait();
     detail::drain(q, side);
     const auto end = Clock::now();
-    ok = side.verified(w.events);
+    ok = side.verified(pushed.load(std::memory_order_acquire));
     return end;
   };
   auto producer = [&] {
     ProducerSide<E> side(w, ctx.calibration);
-    for (std::uint64_t i = 0; i < w.events; ++i) q.push(side.next(i));
+    const auto stop = Clock::now() + std::chrono::nanoseconds(ctx.cap_ns);
+    std::uint64_t i = 0;
+    for (; i < w.events; ++i) {
+      if (ctx.cap_ns > 0 && i % kCapCheckEvents == kCapCheckEvents - 1 && Clock::now() > stop) {
+        break;
+      }
+      q.push(side.next(i));
+    }
+    pushed.store(i, std::memory_order_release);  // before close(): the consumer reads it after
     q.close();
     return Clock::time_point{};  // the consumer's end time ends the sample
   };
   Sample s = detail::two_sided<Launch>(w, ctx, consumer, producer);
+  s.events = pushed.load(std::memory_order_relaxed);
   s.verified = ok;
   return s;
 }

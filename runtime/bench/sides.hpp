@@ -49,10 +49,12 @@ struct Sample {
   std::int64_t wait_ns = -1;
 };
 
-// Everything samples share across a process: the work calibration and the persistent worker.
+// Everything samples share across a process: the work calibration, the persistent worker, and
+// how long a throughput sample may run before its producer stops early (0: until every event).
 struct Context {
   Calibration calibration;
   Worker worker;
+  std::int64_t cap_ns = 0;
 };
 
 using Clock = std::chrono::steady_clock;

@@ -26,6 +26,8 @@ from hspc_gen.model import Status
 MESON_OPTIONS: tuple[str, ...] = ("--buildtype=release", "-Db_ndebug=true", "-Dwarning_level=2")
 BUILD_TIMEOUT_SECONDS = 900
 EXECUTABLE = "hspc_bench"
+JOBS = os.cpu_count() or 1
+"""Compilers Ninja runs at once."""
 _FAILED_OBJECT = re.compile(r"^FAILED: .*?(v_\w+)\.cpp\.o", re.MULTILINE)
 
 
@@ -101,7 +103,7 @@ def _compile(project: Project, root: Path) -> tuple[int, str, Path]:
         code, log = _run([tool("meson"), "setup", *MESON_OPTIONS, str(build_dir), str(source_dir)])
         if code != 0:
             return code, log, build_dir / EXECUTABLE
-    code, out = _run([tool("ninja"), "-C", str(build_dir), "-k", "0", "-j", str(os.cpu_count())])
+    code, out = _run([tool("ninja"), "-C", str(build_dir), "-k", "0", "-j", str(JOBS)])
     return code, log + out, build_dir / EXECUTABLE
 
 

@@ -48,10 +48,15 @@ class Executed:
 
 
 def execute(
-    executable: Path, plan: str, timeout: float, deadline_s: float = SAMPLE_DEADLINE_SECONDS
+    executable: Path,
+    plan: str,
+    timeout: float,
+    deadline_s: float = SAMPLE_DEADLINE_SECONDS,
+    cap_s: float = 0.0,
 ) -> Executed:
     """Run `executable` on the plan text: a sample past `deadline_s` is aborted by the
-    harness's watchdog, the whole process killed past `timeout` seconds."""
+    harness's watchdog, the whole process killed past `timeout` seconds; a throughput sample
+    stops early past `cap_s` (0: never), timed over the events it moved."""
     with tempfile.TemporaryDirectory(prefix="hspc-run-") as tmp:
         plan_path, out_path = Path(tmp) / "plan.txt", Path(tmp) / "out.json"
         plan_path.write_text(plan, encoding="utf-8")
@@ -59,6 +64,7 @@ def execute(
             str(executable),
             f"--plan={plan_path}",
             f"--deadline_s={deadline_s:g}",
+            f"--cap_s={cap_s:g}",
             f"--benchmark_out={out_path}",
             "--benchmark_out_format=json",
             "--benchmark_format=json",
@@ -94,6 +100,12 @@ class Invocation:
     params: Mapping[str, ChannelParams]  # candidate id -> params
     seconds_per_sample: float = 0.05
     kind: str = "throughput"  # or "latency": paced single events, push-to-pop time
+
+    @property
+    def cap_s(self) -> float:
+        """A throughput sample stops after its expected length, generously: a variant far slower
+        than the one the samples were sized by is timed over fewer events, not taken as hung."""
+        return self.seconds_per_sample
 
     @property
     def deadline_s(self) -> float:

@@ -27,7 +27,13 @@ from hspc_gen.search.records import base_of
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:
     before = load.cpu_times()
     text = plan_text(plan, invocation)
-    done = execute(invocation.executable, text, invocation.timeout(plan), invocation.deadline_s)
+    done = execute(
+        invocation.executable,
+        text,
+        invocation.timeout(plan),
+        invocation.deadline_s,
+        invocation.cap_s,
+    )
     busy = load.busy(before, load.cpu_times())
     if done.status is not Status.ok:
         return RunResult(done.status, (), done.log, busy=busy)

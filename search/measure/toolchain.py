@@ -9,15 +9,17 @@ stand in a simulated toolchain with the same three methods.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from hspc_gen.model import Objective, Status
-from hspc_gen.render import AppWork, BenchVariant, bench_source, compiled_id, render_bench_files
-from hspc_gen.search.measure.build import MESON_OPTIONS, BuildResult, Project, build
+from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_files, unit_sources
+from hspc_gen.search.measure.build import JOBS, MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.measure.harness import PACED_KIND, Invocation
 from hspc_gen.search.measure.run import run_plan, without_arms
 from hspc_gen.search.plan import Plan, RunResult
@@ -35,12 +37,18 @@ class Prepared:
     batch: Batch
     workload: Workload
     key: RecordKey
-    build_units: int = 0  # translation units a build would compile (for the time estimate)
+    build_points: int = 0  # compile-time points a build would compile (for the time estimate)
+    kinds: tuple[str, ...] = ()  # the sample kinds its binary can run (): the search's
+
+
+THREAD_KINDS = ("fanout",)
+"""What the thread search runs: P producers, each handing buffers to its K consumers."""
 
 
 class Toolchain(Protocol):
-    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
-        """Render the batch's project: its sources and so its record key. Builds nothing."""
+    def prepare(self, batch: Batch, workload: Workload, kinds: tuple[str, ...] = ()) -> Prepared:
+        """Render the batch's project: its sources and so its record key. Builds nothing.
+        `kinds`: the sample kinds its binary must run (by default, what the search runs)."""
         ...
 
     def build(self, prepared: Prepared) -> BuildResult:
@@ -61,29 +69,58 @@ class RealToolchain:
     event_bytes: int
     objective: Objective = Objective.throughput
     max_latency_ns: int = 0  # the channel's latency bound (0: none), in every variant
+    jobs: int = JOBS  # compilers run at once (the build's ninja -j): units are spread over them
 
-    def project(self, batch: Batch, workload: Workload, ids: tuple[str, ...]) -> Project:
+    def project(
+        self,
+        batch: Batch,
+        workload: Workload,
+        ids: tuple[str, ...],
+        kinds: tuple[str, ...],
+        *,
+        grouped: bool = True,
+    ) -> Project:
+        """The batch's sources for the candidates `ids`: a few compile-time points to a unit
+        (`grouped`), or one each, so that a point that does not compile is found alone. Only
+        the sample kinds `kinds` are compiled: each costs a compile per point."""
         variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
+        points = points_per_unit(len(variants), self.jobs) if grouped else 1
         files = render_bench_files(
-            variants, self.event_bytes, self.spin_ns, app_work(workload), self.max_latency_ns
+            variants,
+            self.event_bytes,
+            self.spin_ns,
+            app_work(workload),
+            self.max_latency_ns,
+            points_per_unit=points,
+            kinds=kinds,
         )
-        return Project(files, {v.id: bench_source(compiled_id(v)) for v in variants})
+        sources = unit_sources(variants, points)
+        return Project(files, {v.id: sources[compiled_id(v)] for v in variants})
 
-    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
-        project = self.project(batch, workload, tuple(c.id for c in batch.candidates))
+    def search_kinds(self) -> tuple[str, ...]:
+        """The objective's sample kind, and the paced kind that checks a latency bound."""
+        kind = self.sample_kind()
+        return (kind,) if kind == PACED_KIND or not self.max_latency_ns else (kind, PACED_KIND)
+
+    def prepare(self, batch: Batch, workload: Workload, kinds: tuple[str, ...] = ()) -> Prepared:
+        kinds = kinds or self.search_kinds()
+        project = self.project(batch, workload, tuple(c.id for c in batch.candidates), kinds)
         key = RecordKey(
             self.fingerprint, self.measured_hash(project, workload), self.compiler, FLAGS
         )
-        units = sum(1 for name in project.files if name.startswith("v_"))
-        return Prepared(batch, workload, key, units)
+        points = len({compiled_id(BenchVariant(c.id, c.params)) for c in batch.candidates})
+        return Prepared(batch, workload, key, points, kinds)
 
     def build(self, prepared: Prepared) -> BuildResult:
-        batch, workload = prepared.batch, prepared.workload
-        return build(
-            lambda subset: self.project(batch, workload, tuple(subset)),
-            [c.id for c in batch.candidates],
-            self.builds_dir(),
-        )
+        """The batch's binary, a few points to a unit; when one does not compile, built again a
+        point to a unit, so that only the points that fail are left out (and named)."""
+        batch, workload, kinds = prepared.batch, prepared.workload, prepared.kinds
+        ids, folder = [c.id for c in batch.candidates], self.builds_dir()
+        built = build(lambda ids: self.project(batch, workload, tuple(ids), kinds), ids, folder)
+        if built.status is Status.ok and not built.failed:
+            return built
+        one_each = functools.partial(self.project, batch, workload, kinds=kinds, grouped=False)
+        return build(lambda ids: one_each(tuple(ids)), ids, folder)
 
     def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
         failed = dict.fromkeys(built.failed, Status.compile_error)
@@ -117,6 +154,17 @@ class RealToolchain:
         runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
         digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
         return digest[:16]
+
+
+MAX_POINTS_PER_UNIT = 8
+"""Compile-time points in one translation unit, at most: parsing the headers is most of a unit's
+compile time: 16 points build in 4.2 s as two units of eight, 8.2 s as sixteen units (g++ 12
+-O2, two cores, throughput kind only), while enough units remain to keep every compiler busy."""
+
+
+def points_per_unit(points: int, jobs: int) -> int:
+    """How many points share a unit: as few as keep `jobs` compilers busy, at most eight."""
+    return max(1, min(MAX_POINTS_PER_UNIT, math.ceil(points / max(1, jobs))))
 
 
 def first_error(log: str) -> str:

@@ -68,12 +68,36 @@ class StepResult:
         return None if w is None else self.batch.params_of(w)
 
 
+@dataclass(frozen=True)
+class Outline:
+    """A step a strategy will propose, foreseen from its start point (for the time plan)."""
+
+    step: str
+    points: int
+    rounds: int
+
+
 class Strategy(Protocol):
     name: str
 
     def propose(self, history: Sequence[StepResult]) -> Batch | None:
         """The next batch to measure, or None when the search is over."""
         ...
+
+    def outline(self) -> tuple[Outline, ...]:
+        """Every step it will propose, as seen from the start point, before measuring."""
+        ...
+
+
+def outline_of(stage: str, steps: Sequence[tuple[str, Sequence[ChannelParams]]],
+               start: ChannelParams, rounds: int) -> tuple[Outline, ...]:  # fmt: skip
+    """The steps (name, points around `start`) that have something to compare."""
+    out = []
+    for step, points in steps:
+        size = len(make_batch(stage, step, points, start, rounds).candidates)
+        if size > 1:
+            out.append(Outline(step, size, rounds))
+    return tuple(out)
 
 
 def best_so_far(start: ChannelParams, history: Sequence[StepResult]) -> ChannelParams:

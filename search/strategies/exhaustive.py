@@ -17,6 +17,7 @@ from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
+    Outline,
     StepResult,
     make_batch,
     make_options,
@@ -110,6 +111,14 @@ class Exhaustive:
                 f"strategy {NAME}: {len(others) + 1} points need more than {size} batches of"
                 f" {options.max_batch}; sweep fewer parameters or raise max_batch"
             )
+
+    def outline(self) -> tuple[Outline, ...]:
+        if self.options.rounds <= 0 or not self.chunks:
+            return ()
+        rounds = self.options.rounds
+        sweeps = [Outline(f"sweep-{i + 1}", len(c) + 1, rounds) for i, c in enumerate(self.chunks)]
+        final = [Outline(FINAL_STEP, len(self.chunks) + 1, rounds)] if len(self.chunks) > 1 else []
+        return (*sweeps, *final)
 
     def propose(self, history: Sequence[StepResult]) -> Batch | None:
         if self.options.rounds <= 0 or not self.chunks:

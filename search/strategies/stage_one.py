@@ -16,11 +16,13 @@ from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
+    Outline,
     StepResult,
     best_so_far,
     make_batch,
     make_options,
     option,
+    outline_of,
     rounds_option,
 )
 
@@ -40,8 +42,8 @@ class Options:
 EFFORT: Mapping[Effort, Mapping[str, object]] = {
     Effort.estimate: {"rounds": 0},
     Effort.quick: {"rounds": 12, "size_stride": 3, "buffer_counts": (2, 4, 16)},
-    # Every point is a compile: within a 2-minute budget, every other size and no 32 or 64.
-    Effort.measure: {"rounds": 30, "size_stride": 2, "buffer_counts": (2, 3, 4, 8, 16)},
+    # The full grid of the memory bound: a unit compiles eight points (search.schedule).
+    Effort.measure: {"rounds": 30},
     Effort.patient: {"rounds": 60},
     Effort.exhaustive: {"rounds": 60},
 }
@@ -81,6 +83,12 @@ class StageOne:
         self.space = space
         self.start = start
         self.options = options
+
+    def outline(self) -> tuple[Outline, ...]:
+        if self.options.rounds <= 0:
+            return ()
+        steps = [(step, points(self.space, self.start, self.options)) for step, points in STEPS]
+        return outline_of(STAGE, steps, self.start, self.options.rounds)
 
     def propose(self, history: Sequence[StepResult]) -> Batch | None:
         if self.options.rounds <= 0:

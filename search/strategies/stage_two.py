@@ -17,11 +17,13 @@ from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
+    Outline,
     StepResult,
     best_so_far,
     make_batch,
     make_options,
     option,
+    outline_of,
     rounds_option,
 )
 
@@ -81,6 +83,11 @@ class StageTwo:
             ("primitive", primitive_points(self.space, best, self.options)),
             ("placement", placement_points(self.space, best)),
         ]
+
+    def outline(self) -> tuple[Outline, ...]:
+        if self.options.rounds <= 0:
+            return ()
+        return outline_of(STAGE, self._steps(self.start), self.start, self.options.rounds)
 
     def propose(self, history: Sequence[StepResult]) -> Batch | None:
         if self.options.rounds <= 0:

@@ -25,7 +25,7 @@ from hspc_gen import __version__
 from hspc_gen.model import ChannelParams, Figure, PinThreads, Status
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.search import stats
-from hspc_gen.search.measure.toolchain import Prepared, Toolchain
+from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
 from hspc_gen.search.records import RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
@@ -112,13 +112,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class ThreadRun:
-    """Where and until when the thread search measures: the toolchain and the records, the
-    build holding the channel (the search's last batch, or None for a build of the channel
-    alone), and the budget."""
+    """Where and until when the thread search measures: the toolchain and the records (it
+    builds the channel alone, with the fan-out kind), and the budget."""
 
     toolchain: Toolchain
     store: RecordStore
-    prepared: Prepared | None = None
     budget: Budget = dataclasses.field(
         default_factory=lambda: Budget(sample_seconds=THREAD_SAMPLE_SECONDS)
     )
@@ -178,8 +176,8 @@ def _search(
 def _replay_or_measure(
     channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun, search: Callable[[Bench], T]
 ) -> T | ThreadFailure:
-    prepared = where.prepared or where.toolchain.prepare(
-        make_batch("threads", "threads", [channel], channel, 1), inputs.workload
+    prepared = where.toolchain.prepare(
+        make_batch("threads", "threads", [channel], channel, 1), inputs.workload, THREAD_KINDS
     )
     key = thread_key(prepared, inputs)
     try:

@@ -243,10 +243,10 @@ class SimulatedToolchain:
         self.builds = 0
         self.interrupt_after = interrupt_after
 
-    def prepare(self, batch: Batch, workload: Workload) -> Prepared:
-        ids = ",".join(sorted(c.id for c in batch.candidates))
+    def prepare(self, batch: Batch, workload: Workload, kinds: tuple[str, ...] = ()) -> Prepared:
+        ids = ",".join(sorted(c.id for c in batch.candidates)) + ",".join(kinds)
         key = RecordKey("fp", hashlib.sha1(ids.encode()).hexdigest()[:12], "c++ 12", "-O3")
-        return Prepared(batch, workload, key, build_units=len(batch.candidates))
+        return Prepared(batch, workload, key, build_points=len(batch.candidates), kinds=kinds)
 
     def build(self, prepared: Prepared) -> BuildResult:
         self.builds += 1

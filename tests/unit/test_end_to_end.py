@@ -78,14 +78,18 @@ def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(
 ) -> None:
     work, cold, warm = runs
     remeasured = busy_plans(work / "cold_records")
-    # Sound records are replayed; a plan measured beside a busy neighbour is measured again
-    # by a quiet run (then the bytes may change: that is the point). On a quiet machine: none.
-    assert warm["measured_plans"] in (0, remeasured)
-    assert warm["cached_plans"] + warm["measured_plans"] == cold["measured_plans"]
-    if warm["measured_plans"] == 0:
+    if remeasured == 0 or warm["busy"]:
+        # Sound records (or a warm run that is itself beside other load, which takes them as
+        # they are): everything is replayed, the same decisions, the same bytes.
+        assert warm["measured_plans"] == 0
+        assert warm["cached_plans"] == cold["measured_plans"]
         assert warm["winner"] == cold["winner"]
         cold_header = (work / "cold" / "example_channel.hpp").read_bytes()
         assert (work / "warm" / "example_channel.hpp").read_bytes() == cold_header
+    else:
+        # A plan measured beside a busy neighbour is measured again by a quiet run; its new
+        # samples may change a decision, and every plan after it then differs too.
+        assert warm["measured_plans"] >= 1
 
 
 def test_the_written_header_passes_the_stress_test(

@@ -33,8 +33,8 @@ def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings
         deadline=deadline,
         oversubscribed=True,
         stages=(
-            StageSpec("stage_one", bare, STAGE_ONE_BASELINES, 0.5),
-            StageSpec("stage_two", bare, STAGE_TWO_BASELINES, 0.5),
+            StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
+            StageSpec("stage_two", bare, STAGE_TWO_BASELINES),
         ),
         run=run,
     )

@@ -15,7 +15,15 @@ import pytest
 
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.render import BenchVariant, HeaderSpec, Provenance, render_bench_files, render_header
+from hspc_gen.render import (
+    BenchVariant,
+    HeaderSpec,
+    Provenance,
+    compiled_id,
+    render_bench_files,
+    render_header,
+    unit_sources,
+)
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 PROVENANCE = Provenance(
@@ -253,6 +261,29 @@ def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
         line.strip()[: len('{"ca", &run_')] for line in files["main.cpp"].splitlines()
     }
     assert "include/hspc/channel.hpp" in files and "include/bench/harness.hpp" in files
+
+
+def test_points_share_units_and_each_runs_only_the_kinds_asked() -> None:
+    base = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+    variants = tuple(
+        BenchVariant(f"c{n}", base.replace(buffers=n)) for n in (2, 3, 4, 8, 16, 32, 64)
+    )
+    files = render_bench_files(variants, 8, 2000, points_per_unit=3, kinds=("throughput",))
+    units = {name: text for name, text in files.items() if name.startswith("v_")}
+    assert len(units) == 3  # 3 + 3 + 1 points
+    assert sorted(unit_sources(variants, 3).values()).count("v_" + compiled_id(variants[0])) <= 1
+    for variant in variants:  # every point is defined in exactly one unit, and only there
+        defined = f"hspc_bench::Sample run_{compiled_id(variant)}(hspc_bench::Kind kind"
+        assert sum(defined in text for text in units.values()) == 1
+    for text in units.values():
+        assert "case hspc_bench::Kind::throughput:" in text
+        assert "Kind::fanout" not in text and "Kind::paced" not in text
+    assert all(f"'{name}'" in files["meson.build"] for name in units)
+    assert files == render_bench_files(
+        tuple(reversed(variants)), 8, 2000, points_per_unit=3, kinds=("throughput",)
+    )
+    with pytest.raises(ValueError, match="points_per_unit"):
+        unit_sources(variants, 0)
 
 
 def test_the_header_is_clang_format_clean(tmp_path: Path) -> None:

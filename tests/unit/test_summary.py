@@ -28,7 +28,10 @@ RATE = Summary(5.0e8, 4.8e8, 5.2e8, 20, q1=4.9e8, q3=5.1e8, preempted_fraction=0
 
 
 def step(stage: str, name: str, rounds: int, margin: float, winner: str | None) -> Step:
-    return Step(stage, name, winner, (), 0.02, margin, margin, rounds)
+    return Step(
+        stage, name, winner, (), 0.02, margin, margin, rounds,
+        proposed=5, screened=4, seconds=2.5, disturbed=0.25,
+    )  # fmt: skip
 
 
 def searched(**changes: object) -> SearchResult:
@@ -72,8 +75,8 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
     assert "channel: 500 M events/s (95% CI 480 M to 520 M, n=20)" in text
     assert "producer_alone (the producer's loop, no channel): 500 M" in text
     assert "efficiency: 0.970 (95% CI 0.950 to 0.990)" in text
-    assert "| one | padding | 12 | 5.0% | c1 |" in text
-    assert "| two | primitive | 6 | — | none |" in text
+    assert "| one | padding | 4 of 5 | 12 | 5.0% | 25% | c1 |" in text
+    assert "| two | primitive | 4 of 5 | 6 | — | 25% | none |" in text
     for note in (
         "budget ran out",
         "busy (other processes used 1.50 CPUs)",

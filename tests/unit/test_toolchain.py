@@ -91,3 +91,22 @@ def test_a_sample_that_dies_in_the_users_code_is_named_with_the_side_and_left_ou
     assert result.causes[culprit] == (
         "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"
     )
+
+
+def test_a_point_that_does_not_compile_is_left_out_alone_though_it_shared_a_unit(
+    tmp_path: Path,
+) -> None:
+    # buffers=65 breaks the channel's static_assert; its unit-mates must still be measured.
+    points = [POINT.replace(buffers=n) for n in (2, 3, 8, 65)]
+    batch = make_batch("one", "buffers", points, POINT, 6)
+    chain = toolchain(tmp_path)
+    prepared = chain.prepare(batch, Workload())
+    assert prepared.kinds == ("throughput",)
+    ids = tuple(c.id for c in batch.candidates)
+    units = set(chain.project(batch, Workload(), ids, prepared.kinds).variants.values())
+    assert len(units) < len(ids)  # the broken point shares a unit
+    built = chain.build(prepared)
+    assert built.status is Status.ok and built.executable is not None, built.log
+    broken = next(c.id for c in batch.candidates if c.params.buffers == 65)
+    assert set(built.failed) == {broken}
+    assert "Buffers must be in [2, 64]" in built.failed[broken]
