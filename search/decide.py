@@ -12,8 +12,11 @@ but not yet beaten (its interval still reaches below 1 + δ) is not tied: the be
 Tie order (first wins):
   1. blocking over spinning primitives, when the host is oversubscribed (a spinning waiter whose
      peer is not running burns the CPU that peer needs);
-  2. fewer buffers;  3. smaller buffer_bytes;  4. smaller padding_bytes;
-  5. smaller stack_offset_bytes;  6. unpinned before pinned;  7. the candidate id.
+  2. nearest the prior, the step's incumbent (the estimate, or the best point so far): fewest
+     parameters changed, then the smallest change in powers of two; so a point the host cannot
+     tell from the prior never replaces it, and cold runs that differ by noise agree;
+  3. fewer buffers;  4. smaller buffer_bytes;  5. smaller padding_bytes;
+  6. smaller stack_offset_bytes;  7. unpinned before pinned;  8. the candidate id.
 """
 
 from __future__ import annotations
@@ -39,11 +42,27 @@ def metric_for(objective: Objective) -> stats.Metric:
     return lambda s: s.latency_ns
 
 
-def tie_key(arm: str, params: ChannelParams, oversubscribed: bool) -> tuple[object, ...]:
+def distance(params: ChannelParams, prior: ChannelParams) -> tuple[int, float]:
+    """How far `params` is from `prior`: the parameters changed, then the changes' sizes in
+    powers of two (CPUs and the primitive count as changed only)."""
+    base = prior.as_dict()
+    changed = {k: v for k, v in params.as_dict().items() if v != base[k]}
+    octaves = sum(
+        abs(math.log2((v + 2) / (int(base[k]) + 2)))
+        for k, v in changed.items()
+        if isinstance(v, int) and not k.endswith("_cpu")
+    )
+    return len(changed), octaves
+
+
+def tie_key(
+    arm: str, params: ChannelParams, oversubscribed: bool, prior: ChannelParams | None = None
+) -> tuple[object, ...]:
     spins = oversubscribed and not params.primitive.blocks
     pinned = params.producer_cpu >= 0 or params.consumer_cpu >= 0
     return (
         spins,
+        distance(params, prior) if prior is not None else (0, 0.0),
         params.buffers,
         params.buffer_bytes,
         params.padding_bytes,
@@ -177,10 +196,11 @@ def pick_winner(
     oversubscribed: bool,
     candidates: Mapping[str, ChannelParams],
     statuses: Mapping[str, Status] | None = None,
+    prior: ChannelParams | None = None,
 ) -> Decision:
     """Decide among `candidates` (arm id -> params) from the samples of one batch. `aa` names
     the A/A arm (`aa:<id>`), whose ratios to `<id>` give the noise floor. Baseline arms in
-    `samples_by_arm` are summarised but never win."""
+    `samples_by_arm` are summarised but never win. Ties go to the point nearest `prior`."""
     metric = metric_for(objective)
     excluded = exclusions(samples_by_arm, candidates, statuses or {}, metric)
     arms = sorted(a for a in candidates if a not in excluded)
@@ -190,7 +210,7 @@ def pick_winner(
     if not arms:
         return Decision(objective, None, (), (), {}, noise, delta, math.inf, excluded, summaries)
     best, comps = find_best(arms, samples_by_arm, metric, delta, aa.removeprefix(AA_PREFIX))
-    ties = tie_set(best, comps, delta, candidates, oversubscribed)
+    ties = tie_set(best, comps, delta, candidates, oversubscribed, prior=prior)
     winner = ties[0]
     if winner != best:  # the tie order picked another: compare everything against it
         comps = compare_all(arms, samples_by_arm, winner, metric)
@@ -216,7 +236,9 @@ def tie_set(
     delta: float,
     candidates: Mapping[str, ChannelParams],
     oversubscribed: bool,
+    *,
+    prior: ChannelParams | None = None,
 ) -> tuple[str, ...]:
     """The best arm and those indistinguishable from it, in tie order (the winner first)."""
     ties = [best, *(a for a, c in comps.items() if is_tied(c, delta))]
-    return tuple(sorted(ties, key=lambda a: tie_key(a, candidates[a], oversubscribed)))
+    return tuple(sorted(ties, key=lambda a: tie_key(a, candidates[a], oversubscribed, prior)))

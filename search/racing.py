@@ -287,6 +287,7 @@ def evaluate_batch(
         oversubscribed=oversubscribed,
         candidates={c.id: c.params for c in batch.candidates},
         statuses=_statuses(batch, raced),
+        prior=batch.incumbent.params,
     )
     return Evaluation(StepResult(batch, decision), raced, raced.counts)
 

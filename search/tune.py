@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.search import schedule, stats
+from hspc_gen.search.decide import distance
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import (
@@ -303,19 +304,8 @@ def nearest_first(batch: Batch) -> list[ChannelParams]:
     """The batch's other points, nearest the incumbent first: fewest parameters changed, then
     the smallest changes in powers of two (in the strategy's order among equals). What a batch
     trimmed to fit the budget keeps."""
-    base = batch.incumbent.params.as_dict()
-
-    def distance(params: ChannelParams) -> tuple[int, float]:
-        changed = {k: v for k, v in params.as_dict().items() if v != base[k]}
-        octaves = sum(
-            abs(math.log2((v + 2) / (int(base[k]) + 2)))
-            for k, v in changed.items()
-            if isinstance(v, int) and not k.endswith("_cpu")
-        )
-        return len(changed), octaves
-
     others = [c.params for c in batch.candidates if c.id != batch.incumbent.id]
-    return sorted(others, key=distance)
+    return sorted(others, key=lambda params: distance(params, batch.incumbent.params))
 
 
 def trimmed(batch: Batch, keep: int) -> Batch:

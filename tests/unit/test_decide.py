@@ -176,3 +176,26 @@ def test_no_candidate_left_means_no_winner() -> None:
     assert d.winner is None
     assert d.ranking == ()
     assert d.excluded == {candidate_id(BASE): "compile_error"}
+
+
+def test_a_point_the_host_cannot_tell_from_the_prior_does_not_replace_it() -> None:
+    """Ties go to the step's incumbent (the estimate, or the best so far), not to the smallest
+    point: two cold runs that differ by noise then keep the same answer."""
+    prior = BASE.replace(buffers=8, buffer_bytes=65536)
+    smaller = BASE.replace(buffers=2, buffer_bytes=1024)
+    nearer = prior.replace(buffer_bytes=32768)
+    points = {prior: 30.0, smaller: 29.9, nearer: 29.95}  # all within the noise
+    by_arm, cands, aa = measured(points, prior, seed=5)
+    kw = {"oversubscribed": False, "candidates": cands}
+    with_prior = pick_winner(by_arm, Objective.throughput, aa, prior=prior, **kw)  # type: ignore[arg-type]
+    assert with_prior.winner == candidate_id(prior), with_prior.ties
+    without = pick_winner(by_arm, Objective.throughput, aa, **kw)  # type: ignore[arg-type]
+    assert without.winner == candidate_id(smaller)  # the old order: the smallest point
+    # Among the others, the nearer one comes first.
+    assert tie_key("z", nearer, False, prior) < tie_key("a", smaller, False, prior)
+    # A clearly faster point still replaces the prior.
+    faster = {prior: 30.0, smaller: 20.0}
+    by_arm, cands, aa = measured(faster, prior, seed=5)
+    d = pick_winner(by_arm, Objective.throughput, aa, oversubscribed=False, candidates=cands,
+                    prior=prior)  # fmt: skip
+    assert d.winner == candidate_id(smaller)
