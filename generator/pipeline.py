@@ -50,7 +50,7 @@ from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.space import Space
 from hspc_gen.search.store import locked
 from hspc_gen.search.strategies import registry
-from hspc_gen.search.strategies.base import StepResult, make_batch
+from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import (
     THREAD_SAMPLE_SECONDS,
@@ -156,8 +156,8 @@ class Searched:
     evaluations: tuple[Evaluation, ...]
     budget_exhausted: bool  # a batch was left out for want of time
     spent: tuple[tuple[int, float], ...] = ()  # per evaluation: candidates proposed, seconds
-    last: Prepared | None = None  # the build of the last batch that decided: it holds the
-    # winner and its runners-up, so the confirmation and the thread search need no build
+    builds: tuple[Prepared, ...] = ()  # the builds of the batches that decided: one of them
+    # holds the confirmation's contenders, so the confirmation needs no build of its own
 
 
 def search(
@@ -171,7 +171,7 @@ def search(
     share of the time plan (`search.schedule`)."""
     stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
     plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
-    best, evaluations, exhausted, last = start, [], False, None
+    best, evaluations, exhausted, builds = start, [], False, []
     done: list[tuple[int, str]] = []
     spent: list[tuple[int, float]] = []
     for index, stage in enumerate(settings.stages):
@@ -188,7 +188,7 @@ def search(
                 break
             evaluation = evaluated.evaluation
             if evaluation.step.decision.winner is not None:
-                last = evaluated.prepared
+                builds.append(evaluated.prepared)
             history.append(evaluation.step)
             evaluations.append(evaluation)
             spent.append((len(batch.candidates), time.monotonic() - began))
@@ -196,7 +196,7 @@ def search(
             if winner is not None and winner != best:
                 best = winner
                 on_improve(best)
-    return Searched(best, tuple(evaluations), exhausted, tuple(spent), last)
+    return Searched(best, tuple(evaluations), exhausted, tuple(spent), tuple(builds))
 
 
 def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
@@ -213,14 +213,19 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
         settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
     )
     return evaluate_every_round(
-        batch, stage, fresh, machinery, _built_for(searched, stage.workload)
+        batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
     )
 
 
-def _built_for(searched: Searched, workload: Workload) -> Prepared | None:
-    """The last deciding batch's build, when it runs this workload (else a build is needed)."""
-    last = searched.last
-    return last if last is not None and last.workload == workload else None
+def _build_holding(searched: Searched, batch: Batch, workload: Workload) -> Prepared | None:
+    """The latest deciding batch's build that holds every candidate of `batch` and runs this
+    workload; None when there is none (then the batch is built)."""
+    wanted = {c.id for c in batch.candidates}
+    for prepared in reversed(searched.builds):
+        held = {c.id for c in prepared.batch.candidates}
+        if prepared.workload == workload and wanted <= held:
+            return prepared
+    return None
 
 
 def threads_for(

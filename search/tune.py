@@ -317,14 +317,18 @@ def trimmed(batch: Batch, keep: int) -> Batch:
 def confirmation_batch(
     history: Sequence[StepResult], winner: ChannelParams, effort: Effort
 ) -> Batch:
-    """The winner and the runners-up of the last decision, for a fresh process to re-measure:
-    selection used screening data, so the reported numbers must not (the winner's curse)."""
+    """The winner and the runners-up, for a fresh process to re-measure: selection used
+    screening data, so the reported numbers must not (the winner's curse). The runners-up come
+    from the latest decision that ranked at least CONFIRM_TOP points: a placement step ranks only
+    the winner's own placements, and a winner that collapses in a fresh process (a spinning
+    waiter on a full host does) must meet real alternatives there, not copies of itself."""
     decided = [step for step in history if step.decision.winner is not None]
-    final = decided[-1] if decided else None
+    ranked = [step for step in decided if len(step.decision.ranking) >= CONFIRM_TOP]
+    source = ranked[-1] if ranked else (decided[-1] if decided else None)
     contenders = [winner]
-    if final is not None:
-        for arm in final.decision.ranking:
-            params = final.batch.params_of(arm)
+    if source is not None:
+        for arm in source.decision.ranking:
+            params = source.batch.params_of(arm)
             if params not in contenders and len(contenders) < CONFIRM_TOP:
                 contenders.append(params)
     return make_batch("confirm", "confirm", contenders, winner, CONFIRM_ROUNDS[effort])

@@ -41,8 +41,8 @@ class Options:
 EFFORT: Mapping[Effort, Mapping[str, object]] = {
     Effort.estimate: {"rounds": 0},
     Effort.quick: {"rounds": 12, "radius": 1},
-    Effort.measure: {"rounds": 30, "radius": 1},
-    Effort.patient: {"rounds": 60, "radius": 3},
+    Effort.measure: {"rounds": 30, "radius": 3},
+    Effort.patient: {"rounds": 60, "radius": 4},
     Effort.exhaustive: {"rounds": 60, "radius": 3, "joint": True},
 }
 

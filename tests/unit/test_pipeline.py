@@ -12,14 +12,20 @@ import pytest
 
 from hspc_gen.batch import Machinery, evaluate_every_round
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Searched, _in_their_code, confirm, search
+from hspc_gen.pipeline import Searched, _build_holding, _in_their_code, confirm, search
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.racing import PlanCounts
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
+from hspc_gen.search.tune import (
+    STAGE_ONE_BASELINES,
+    STAGE_TWO_BASELINES,
+    Settings,
+    StageSpec,
+    confirmation_batch,
+)
 from hspc_gen.target import Workload
 from hspc_gen.wiring import store_notes
 
@@ -108,6 +114,24 @@ def test_the_confirmation_remeasures_the_best_in_a_fresh_plan(tmp_path: Path) ->
     assert {p.seed for p in evaluation.race.plans} == {s.seed + 1}
     arms = {sample.arm for sample in evaluation.race.samples}
     assert set(STAGE_TWO_BASELINES) <= arms
+
+
+def test_the_confirmation_meets_real_alternatives_and_reuses_the_build_holding_them(
+    tmp_path: Path,
+) -> None:
+    """A placement step ranks only the winner's own placements: the runners-up come from the
+    last step that ranked several points, and that step's build runs the confirmation."""
+    toolchain = fr.SimulatedToolchain()
+    s = settings()
+    searched = run_search(tmp_path, toolchain, s)
+    assert searched.evaluations[-1].step.batch.step == "placement"
+    history = [e.step for e in searched.evaluations]
+    batch = confirmation_batch(history, searched.winner, s.effort)
+    unpinned = {c.params.replace(producer_cpu=-1, consumer_cpu=-1) for c in batch.candidates}
+    assert len(batch.candidates) == 3 and len(unpinned) == 3  # not copies of the winner
+    held = _build_holding(searched, batch, s.stages[-1].workload)
+    assert held is not None and held.batch.step == "primitive"  # its build holds all three
+    assert confirm(searched, s, machinery(tmp_path, toolchain)) is not None
 
 
 def test_a_confirmation_replays_every_round_it_measured(tmp_path: Path) -> None:

@@ -148,11 +148,8 @@ def test_stage_two_tries_primitives_and_sizes_then_placements() -> None:
     prims, places = steps_of(strategy, [spin, spin])
     assert prims.stage == "two" and prims.step == "primitive"
     assert {p.primitive for p in params(prims)} == set(Primitive)
-    assert {p.buffer_bytes for p in params(prims)} == {
-        512,
-        1024,
-        2048,
-    }  # radius 1 at measure effort
+    # Radius 3 at measure effort (128 B to 8 KiB), within the 16 KiB bound and the grid's sizes.
+    assert {p.buffer_bytes for p in params(prims)} == {256, 512, 1024, 2048, 4096}
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(prims)} == {(-1, -1)}
     assert places.step == "placement" and places.incumbent.params == spin
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(places)} == {(-1, -1), (0, 1)}
