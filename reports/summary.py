@@ -7,6 +7,7 @@ import math
 from hspc_gen.model import Figure
 from hspc_gen.model.result import SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.reports import threads as threads_report
 
 
 def _si(value: float) -> str:
@@ -105,6 +106,7 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
         f"({advice.consumers_per_producer} per producer), placement {advice.placement}"
         f"{', pinned' if advice.pinned else ', not pinned'}; taskset -c {advice.taskset}; "
         f"the search stopped at: {advice.evidence.termination}.",
+        *([f"Threads {flat}."] if (flat := threads_report.flat_range(advice.evidence)) else []),
     ]
 
 

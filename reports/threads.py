@@ -71,6 +71,9 @@ def _evidence(e: ThreadEvidence) -> dict[str, Any]:
         "margin": e.margin,
         "termination": e.termination,
         "curve": [_point(p) for p in e.curve],
+        "equally_good": [
+            {"producers": p.producers, "consumers": p.consumers} for p in e.equally_good
+        ],
         "placements": [_trial(t) for t in e.placements],
         "rounds": e.rounds,
     }
@@ -138,6 +141,18 @@ def document(report: ThreadsReport) -> dict[str, Any]:
     }
 
 
+def flat_range(evidence: ThreadEvidence) -> str | None:
+    """What a flat curve lets the user choose, in words; None when one count stands out."""
+    good = evidence.equally_good
+    if len(good) < 2:
+        return None
+    counts = ", ".join(f"{p.producers}+{p.consumers}" for p in good)
+    return (
+        f"equally good within {evidence.tolerance:.0%} (the curve is flat there), "
+        f"producers+consumers: {counts}"
+    )
+
+
 def render(report: ThreadsReport) -> str:
     advice = report.advice
     lines = [f"# hspc-gen threads: {report.target}", ""]
@@ -151,6 +166,8 @@ def render(report: ThreadsReport) -> str:
         f"taskset -c {advice.taskset}; OMP_PLACES={advice.omp_places}",
         f"- search stopped by: {termination}",
     ]
+    if advice.evidence is not None and (flat := flat_range(advice.evidence)):
+        lines.append(f"- {flat}")
     lines += _sweep_lines(report)
     return "\n".join(lines) + "\n"
 

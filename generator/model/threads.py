@@ -77,6 +77,16 @@ class ThreadEvidence:
     placements: tuple[PlacementTrial, ...]
     rounds: int
 
+    @property
+    def equally_good(self) -> tuple[CurvePoint, ...]:
+        """The counts measured as good as the best: each one's 95% interval reaches within the
+        tolerance of the best median. Several means the curve is flat there: any of them will
+        do, and runs that differ by noise may recommend any of them."""
+        if not self.curve:
+            return ()
+        line = (1.0 - self.tolerance) * max(p.events_per_s for p in self.curve)
+        return tuple(p for p in self.curve if p.ci95_high >= line)
+
 
 @dataclass(frozen=True)
 class ThreadAdvice:

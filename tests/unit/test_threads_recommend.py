@@ -3,6 +3,7 @@ determinism, and the `recommendation` object of hspc-result.json (a reviewed gol
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
-from hspc_gen.reports.threads import advice_json
+from hspc_gen.model.threads import CurvePoint
+from hspc_gen.reports.threads import advice_json, flat_range
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import TopologyShape, estimate
 from hspc_gen.search.threads.placement import SIBLINGS
@@ -139,3 +141,23 @@ def test_the_golden_recommendation_is_unchanged(request: pytest.FixtureRequest) 
     if request.config.getoption("--regen-golden"):
         golden.write_text(json.dumps(as_json(rec), indent=2) + "\n")
     assert loosely_equal(as_json(rec), json.loads(golden.read_text()))
+
+
+def test_a_flat_curve_is_reported_with_every_count_as_good_as_the_best() -> None:
+    def point(producers: int, rate: float, low: float, high: float) -> CurvePoint:
+        return CurvePoint(producers, producers, "unpinned", rate, low, high, 10, 1.0, 0, 0, 0)
+
+    best, near, far = point(3, 100.0, 96.0, 104.0), point(2, 97.0, 93.0, 99.0), point(1, 80, 78, 82)
+    rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
+    flat = dataclasses.replace(
+        advice.evidence(rec.evidence), tolerance=0.05, curve=(far, near, best)
+    )
+    assert flat.equally_good == (near, best)  # 99 >= 95: as good as the best at this noise
+    said = flat_range(flat)
+    assert said is not None and "2+2, 3+3" in said and "5%" in said
+    steep = dataclasses.replace(flat, curve=(far, best))
+    assert steep.equally_good == (best,) and flat_range(steep) is None
+    data = as_json(rec)["evidence"]
+    assert isinstance(data, dict)
+    counts = [(p["producers"], p["consumers"]) for p in data["curve"]]
+    assert all((g["producers"], g["consumers"]) in counts for g in data["equally_good"])
