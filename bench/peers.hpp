@@ -34,6 +34,7 @@ inline constexpr std::size_t kPeerCapacity = 8192;
 // the adapter itself would add false sharing to every peer.
 class alignas(128) CountedEnd {
  public:
+  static constexpr bool kEndsByCount = true;  // a capped sample could not end it early
   void begin(std::uint64_t events) noexcept { remaining_ = events; }
   void flush() noexcept {}
   void close() noexcept {}

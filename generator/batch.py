@@ -98,7 +98,7 @@ def evaluate_every_round(
     prepared: Prepared | None = None,
 ) -> Evaluation:
     """A batch measured to its last round, no arm dropped and never left out: the confirmation
-    (with the last batch's build, which holds all its candidates) and `compare`."""
+    (with the latest search build that holds all its candidates, else its own) and `compare`."""
     prepared = prepared or machinery.toolchain.prepare(batch, stage.workload)  # render
     replayed = tune.replay(batch, stage, settings, machinery.store, prepared, drop=False)
     if replayed is not None:

@@ -32,6 +32,7 @@ from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import comparison as comparison_report
+from hspc_gen.reports import outcome
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
@@ -181,10 +182,10 @@ def _main_command(argv: Sequence[str]) -> int:
         sys.stdout.write(json_text(result_report.document(result)))
     elif not args.quiet:
         sys.stdout.write(summary_report.render(result))
-    if (failure := pipeline.user_code_failure(result)) is not None:
+    if (failure := outcome.user_code_failure(result)) is not None:
         print(f"{PROG}: error: {failure}", file=sys.stderr)
         return UserCodeError.exit_status
-    if (unmet := pipeline.latency_unmet(result)) is not None:
+    if (unmet := outcome.latency_unmet(result)) is not None:
         print(f"{PROG}: error: {unmet}", file=sys.stderr)
         return 1
     return 0

@@ -141,7 +141,8 @@ def render_header(spec: HeaderSpec) -> str:
 
 
 SAMPLE_KINDS = ("throughput", "latency", "paced", "pairs", "fanout")
-"""The sample kinds a variant can run (bench/variant.hpp's Kind, less the baselines)."""
+"""The sample kinds a build may compile for its variants (bench/variant.hpp's Kind, less the
+baselines and round_trip, which only the developer benchmarks run)."""
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,8 @@ def _bench_meson(sources: list[str], app: AppWork, common: dict[str, object]) ->
 
 
 def compiled_id(variant: BenchVariant) -> str:
-    """The translation unit a variant runs in: its id with the CPUs left out."""
+    """The compile-time point a variant runs (its `run_<id>` function): its id with the CPUs
+    left out."""
     unpinned = variant.params.replace(producer_cpu=-1, consumer_cpu=-1)
     digest = hashlib.sha1(repr(sorted(unpinned.as_dict().items())).encode(), usedforsecurity=False)
     return "u" + digest.hexdigest()[:10]

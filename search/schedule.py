@@ -89,18 +89,21 @@ class Schedule:
     deadline: float
     jobs: int = 1
 
-    def step_deadline(self, key: tuple[int, str], done: Iterable[tuple[int, str]]) -> float:
-        """When the step `key` must stop: its need's share of the time left, among itself and
-        every step not yet done; a step the outline did not foresee gets the time left."""
-        finished = set(done)
-        ahead = [s for s in self.steps if s.key not in finished]
-        mine = [s for s in ahead if s.key == key]
+    def step_deadline(self, step: StepOutline, done: Iterable[tuple[int, str]]) -> float:
+        """When `step` must stop: its need's share of the time left, among itself and every
+        step not yet done (a step the outline did not foresee is costed as it came), but at
+        least what it needs at the least (a build and a first chunk) while the time left holds
+        that, so that a small step is not left out for a share it could never fill."""
+        finished = {*done, step.key}
+        ahead = [step, *(s for s in self.steps if s.key not in finished)]
         now = time.monotonic()
         left = max(0.0, self.deadline - now)
-        if not mine:
-            return self.deadline
-        total = sum(need(s, self.jobs) for s in ahead)
-        return now + left * need(mine[0], self.jobs) / total
+        share = left * need(step, self.jobs) / sum(need(s, self.jobs) for s in ahead)
+        return now + min(left, max(share, least(step, self.jobs)))
+
+    def stage_keys(self, stage: int) -> tuple[tuple[int, str], ...]:
+        """Every step the outline foresaw in `stage`: all done once the stage ends."""
+        return tuple(s.key for s in self.steps if s.stage == stage)
 
     def planned_seconds(self) -> float:
         return sum(need(s, self.jobs) for s in self.steps)

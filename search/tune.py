@@ -196,10 +196,10 @@ def probe_plan(batch: Batch, stage: StageSpec, seed: int) -> Plan:
 def events_per_sample(probe: Plan, result: RunResult) -> int:
     """Events for one sample to last about SAMPLE_SECONDS: the median of the probe's samples.
     The probe is recorded like any plan, so a re-run sizes samples identically."""
-    walls = sorted(s.wall_ns for s in result.samples if s.arm == probe.incumbent)
-    if not walls:
+    costs = sorted(s.ns_per_event for s in result.samples if s.arm == probe.incumbent)
+    if not costs:
         return MIN_SAMPLE_EVENTS  # the probe failed: the smallest samples, so nothing runs long
-    ns_per_event = walls[len(walls) // 2] / probe.events_per_sample
+    ns_per_event = costs[len(costs) // 2]  # per event moved: a capped probe moves fewer
     return int(min(MAX_SAMPLE_EVENTS, max(MIN_SAMPLE_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
@@ -326,9 +326,11 @@ def confirmation_batch(
     ranked = [step for step in decided if len(step.decision.ranking) >= CONFIRM_TOP]
     source = ranked[-1] if ranked else (decided[-1] if decided else None)
     contenders = [winner]
+    itself = winner.replace(producer_cpu=-1, consumer_cpu=-1)  # a placement of the winner
     if source is not None:
         for arm in source.decision.ranking:
             params = source.batch.params_of(arm)
-            if params not in contenders and len(contenders) < CONFIRM_TOP:
+            unpinned = params.replace(producer_cpu=-1, consumer_cpu=-1)
+            if unpinned != itself and params not in contenders and len(contenders) < CONFIRM_TOP:
                 contenders.append(params)
     return make_batch("confirm", "confirm", contenders, winner, CONFIRM_ROUNDS[effort])

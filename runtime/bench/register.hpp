@@ -66,7 +66,9 @@ inline std::string take_options(int& argc, char** argv, Options& opt) {
       continue;
     }
     if (detail::take_flag(argc, argv, i, "cap_s", value)) {
-      if (!detail::parse_double(value, opt.cap_s) || opt.cap_s < 0) return "bad --cap_s " + value;
+      if (!detail::parse_double(value, opt.cap_s) || !(opt.cap_s >= 0 && opt.cap_s <= 3600)) {
+        return "bad --cap_s " + value;
+      }
       continue;
     }
     if (detail::take_flag(argc, argv, i, "loops_per_ns", value)) {

@@ -82,6 +82,15 @@ Sample two_sided(const Workload& w, Context& ctx, ConsumerBody consumer, Produce
 // variants a hundred times apart in speed costs a bounded time per sample, and none reads as hung.
 inline constexpr std::uint64_t kCapCheckEvents = 1024;
 
+namespace detail {
+// Contenders whose consumer stops after begin()'s count (the peers) cannot end a sample early.
+template <class A, class = void>
+struct EndsByCount : std::false_type {};
+template <class A>
+struct EndsByCount<A, std::void_t<decltype(A::kEndsByCount)>>
+    : std::bool_constant<A::kEndsByCount> {};
+}  // namespace detail
+
 template <class A, class Launch = DirectLaunch>
 Sample run_throughput(const Workload& w, Context& ctx) {
   using E = typename A::Event;
@@ -99,11 +108,12 @@ Sample run_throughput(const Workload& w, Context& ctx) {
   };
   auto producer = [&] {
     ProducerSide<E> side(w, ctx.calibration);
-    const auto stop = Clock::now() + std::chrono::nanoseconds(ctx.cap_ns);
+    const std::int64_t cap_ns = detail::EndsByCount<A>::value ? 0 : ctx.cap_ns;
+    const auto stop = Clock::now() + std::chrono::nanoseconds(cap_ns);
     std::uint64_t i = 0;
     for (; i < w.events; ++i) {
-      if (ctx.cap_ns > 0 && i % kCapCheckEvents == kCapCheckEvents - 1 && Clock::now() > stop) {
-        break;
+      if (cap_ns > 0 && i % kCapCheckEvents == kCapCheckEvents - 1 && Clock::now() > stop) {
+        break;  // the first check comes after kCapCheckEvents - 1 events
       }
       q.push(side.next(i));
     }

@@ -1,9 +1,11 @@
 """The build stage: a rendered Meson project -> one benchmark executable, or a recorded failure.
 
-All candidates of a batch go into one binary, one translation unit each, so Ninja compiles them on
-every core and a candidate that does not compile is found by its object file: it is recorded as
-`compile_error` and the binary is linked again without it. The build never raises for a compiler's
-complaint; it raises only for bugs (a missing Meson or Ninja is a set-up error).
+All candidates of a batch go into one binary, a few compile-time points to a translation unit, so
+Ninja compiles them on every core; a unit that does not compile is found by its object file, its
+candidates recorded as `compile_error` and the binary linked again without them (the toolchain
+then builds a point to a unit, so that only the points that fail are left out). The build never
+raises for a compiler's complaint; it raises only for bugs (a missing Meson or Ninja is a set-up
+error).
 """
 
 from __future__ import annotations

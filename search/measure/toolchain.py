@@ -163,7 +163,8 @@ compile time: 16 points build in 4.2 s as two units of eight, 8.2 s as sixteen u
 
 
 def points_per_unit(points: int, jobs: int) -> int:
-    """How many points share a unit: as few as keep `jobs` compilers busy, at most eight."""
+    """How many points share a unit: the most that still leaves a unit per compiler, at most
+    eight."""
     return max(1, min(MAX_POINTS_PER_UNIT, math.ceil(points / max(1, jobs))))
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,8 @@ import numpy as np
 from hspc_gen import __version__
 from hspc_gen.model import ChannelParams, Figure, PinThreads, Status
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
-from hspc_gen.search import stats
+from hspc_gen.search import schedule, stats
+from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
 from hspc_gen.search.records import RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
@@ -184,6 +186,8 @@ def _replay_or_measure(
         return search(_Recording(where, key, None).bench(inputs.shape))
     except NotRecordedError:
         pass
+    if time.monotonic() + schedule.build_seconds(1, JOBS) > where.budget.deadline:
+        raise BudgetSpentError  # not even its build fits: the estimated advice stays
     built = where.toolchain.build(prepared)
     if built.executable is None or candidate_id(channel) in built.failed:
         return ThreadFailure(Status.compile_error, built.log[-2000:])

@@ -12,7 +12,8 @@ import pytest
 
 from hspc_gen.batch import Machinery, evaluate_every_round
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Searched, _build_holding, _in_their_code, confirm, search
+from hspc_gen.pipeline import Searched, _build_holding, confirm, search
+from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
@@ -129,6 +130,13 @@ def test_the_confirmation_meets_real_alternatives_and_reuses_the_build_holding_t
     batch = confirmation_batch(history, searched.winner, s.effort)
     unpinned = {c.params.replace(producer_cpu=-1, consumer_cpu=-1) for c in batch.candidates}
     assert len(batch.candidates) == 3 and len(unpinned) == 3  # not copies of the winner
+    winner_placements = [c for c in batch.candidates if c.params.replace(producer_cpu=-1,
+        consumer_cpu=-1) == searched.winner.replace(producer_cpu=-1, consumer_cpu=-1)]  # fmt: skip
+    assert len(winner_placements) == 1  # the winner itself, not a copy of it in another place
+    pinned = searched.winner.replace(producer_cpu=0, consumer_cpu=1)
+    again = confirmation_batch(history, pinned, s.effort)  # a pinned winner, not its own copy
+    assert sum(c.params.replace(producer_cpu=-1, consumer_cpu=-1) == searched.winner
+               for c in again.candidates) == 1  # fmt: skip
     held = _build_holding(searched, batch, s.stages[-1].workload)
     assert held is not None and held.batch.step == "primitive"  # its build holds all three
     assert confirm(searched, s, machinery(tmp_path, toolchain)) is not None

@@ -42,16 +42,29 @@ def outline(step: str, points: int) -> StepOutline:
 def test_each_step_gets_its_needs_share_of_the_time_left() -> None:
     small, big = outline("padding", 5), outline("buffers", 82)
     plan = Schedule((small, big), time.monotonic() + 100.0, jobs=2)
-    first = plan.step_deadline(small.key, done=())
+    first = plan.step_deadline(small, done=())
     share = schedule.need(small, 2) / (schedule.need(small, 2) + schedule.need(big, 2))
     assert first - time.monotonic() == pytest.approx(100.0 * share, abs=0.5)
     # The first step done (whatever it used): the last step gets all the time left.
-    assert plan.step_deadline(big.key, done=[small.key]) == pytest.approx(plan.deadline, abs=0.01)
+    assert plan.step_deadline(big, done=[small.key]) == pytest.approx(plan.deadline, abs=0.01)
 
 
-def test_a_step_the_outline_did_not_foresee_may_use_the_time_left() -> None:
-    plan = Schedule((outline("padding", 5),), time.monotonic() + 50.0, jobs=2)
-    assert plan.step_deadline((1, "surprise"), done=()) == plan.deadline
+def test_a_small_step_gets_at_least_what_it_needs_at_the_least() -> None:
+    small, big = outline("padding", 2), outline("buffers", 82)
+    plan = Schedule((small, big), time.monotonic() + 30.0, jobs=2)
+    least = schedule.least(small, 2)
+    assert plan.step_deadline(small, done=()) - time.monotonic() >= least - 0.01
+    # Never past the search's deadline, though.
+    short = Schedule((small, big), time.monotonic() + 1.0, jobs=2)
+    assert short.step_deadline(small, done=()) <= short.deadline
+
+
+def test_a_step_the_outline_did_not_foresee_is_costed_as_it_came() -> None:
+    foreseen = outline("padding", 5)
+    plan = Schedule((foreseen,), time.monotonic() + 50.0, jobs=2)
+    surprise = StepOutline(1, "surprise", 5, 30, 2)
+    assert plan.step_deadline(surprise, done=()) < plan.deadline - 10.0  # padding still ahead
+    assert plan.stage_keys(0) == (foreseen.key,) and plan.stage_keys(1) == ()
 
 
 def test_the_default_run_plans_every_step_and_the_whole_grid_within_its_search_time() -> None:
