@@ -243,9 +243,12 @@ def replay(
     """The batch's evaluation from the records alone, or None when a plan it needs was never
     measured (then the batch must be built and measured). `drop` must be what the measuring
     run used: racing on the replay drops and stops exactly where it did then."""
+    # The sizing probe is taken as recorded even if it ran beside other load (it only sizes the
+    # samples): measuring it again would resize every plan after it, and none would replay.
+    probe = ReplayRunner(store, prepared, dataclasses.replace(settings, quiet=False))
     recorded_only = ReplayRunner(store, prepared, settings)
-    evaluation = evaluate(batch, stage, settings, (recorded_only, recorded_only), drop=drop)
-    return None if recorded_only.missed else evaluation
+    evaluation = evaluate(batch, stage, settings, (probe, recorded_only), drop=drop)
+    return None if probe.missed or recorded_only.missed else evaluation
 
 
 def measure_and_record(
@@ -259,8 +262,9 @@ def measure_and_record(
     drop: bool = True,
 ) -> Evaluation:
     """The batch's evaluation with the built binary: recorded plans replayed, the rest measured
-    and recorded; the probe always runs, the race stops at the deadline."""
-    probe = RecordingRunner(store, prepared, run_plan, quiet=settings.quiet)
+    and recorded; the probe always runs (a recorded one is taken even if it ran beside other
+    load: it only sizes the samples), the race stops at the deadline."""
+    probe = RecordingRunner(store, prepared, run_plan)
     race = RecordingRunner(
         store,
         prepared,

@@ -122,3 +122,17 @@ def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
     assert replay(batch, STAGE, busy_again, RecordStore(tmp_path, "fp"), prepared) is not None
     quiet = dataclasses.replace(settings(), quiet=True)
     assert replay(batch, STAGE, quiet, RecordStore(tmp_path, "fp"), prepared) is None
+    # The quiet run measures the race again, but keeps the recorded sizing probe: the plans it
+    # measures are sized as the busy ones were, so a later replay finds them all.
+    asked: list[Plan] = []
+
+    def quiet_run(plan: Plan) -> RunResult:
+        asked.append(plan)
+        return crowded(plan)
+
+    store = RecordStore(tmp_path, "fp")
+    measure_and_record(batch, STAGE, quiet, store, prepared=prepared, run_plan=quiet_run)
+    assert asked and all(plan.first_round != CALIBRATION_ROUND for plan in asked)
+    sizes = {r.events_per_sample for r in RecordStore(tmp_path, "fp").records()}
+    assert len(sizes) == 2  # the probe's own size, and the one size every race plan uses
+    assert replay(batch, STAGE, quiet, RecordStore(tmp_path, "fp"), prepared) is not None
