@@ -212,7 +212,6 @@ void capped_samples(hb::Context& ctx) {
   const hb::Sample capped = hb::run_throughput<A>(slow, ctx);
   BENCH_CHECK(capped.verified);
   BENCH_CHECK(capped.events >= hb::kCapCheckEvents - 1 && capped.events < slow.events);
-  BENCH_CHECK(capped.wall_ns < 500'000'000);
   const hb::Sample quick = hb::run_throughput<A>(workload(2000), ctx);
   BENCH_CHECK(quick.verified && quick.events == 2000);
   ctx.cap_ns = 0;

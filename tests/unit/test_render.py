@@ -90,28 +90,8 @@ def test_every_primitive_compiles_warning_free_and_delivers(
     header = tmp_path / "golden_channel.hpp"
     header.write_text(render_header(spec(primitive, namespace="tuned")), encoding="utf-8")
     exe = tmp_path / "use_header"
-    build = subprocess.run(
-        [
-            compiler,
-            std_flag(compiler, standard),
-            "-O2",
-            "-pthread",
-            *WARNINGS,
-            f'-DHSPC_GENERATED_HEADER="{header}"',
-            "-DHSPC_GENERATED_NAMESPACE=tuned",
-            str(GOLDEN / "use_header.cpp"),
-            "-o",
-            str(exe),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert build.returncode == 0, build.stderr
-    assert build.stderr == ""  # warning-free, not only error-free
-    done = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.startswith("ok: 100000 events")
+    out = _build_and_run(compiler, standard, header, GOLDEN / "use_header.cpp", exe)
+    assert out.startswith("ok: 100000 events")
 
 
 # A lone event: the producer pushes it, never flushes, and goes on with other work that pushes
@@ -165,9 +145,13 @@ int main() {
     std::this_thread::sleep_for(std::chrono::microseconds(250));
     channel.push(Event{seq, now_ns()});
   }
+  const bool arrived_before_close = received.load();
   channel.close();
   consumer.join();
-  ok = ok && waited_ns >= 0 && waited_ns < 100 * kBound;
+  // Arrived while the producer was still pushing, with no buffer full and no flush: the bound
+  // handed it over (without one it would come only at close). How long it waited is printed, not
+  // asserted: the tuner's paced latency arms measure that.
+  ok = ok && waited_ns >= 0 && arrived_before_close;
   std::printf("%s: the lone event waited %lld ns (bound %lld ns)\n", ok ? "ok" : "WRONG",
               static_cast<long long>(waited_ns), static_cast<long long>(kBound));
   return ok ? 0 : 1;
