@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hspc_gen.estimate import DEFAULT_SPIN_NS
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Figure
 from hspc_gen.model.result import SearchResult, TuneResult
@@ -78,7 +77,6 @@ class HeaderWriter:
             name=self.target.name,
             namespace=self.target.output.namespace,
             params=point,
-            spin_ns=DEFAULT_SPIN_NS,
             provenance=provenance,
             threads=threads or self.threads,
             max_latency_ns=self.max_latency_ns,

@@ -32,7 +32,6 @@ from hspc_gen import params, wiring
 from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quiet
 from hspc_gen.emit import HeaderWriter, json_text, write_atomic
 from hspc_gen.errors import UserError
-from hspc_gen.estimate import DEFAULT_SPIN_NS
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
@@ -42,6 +41,7 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, schedule, tune
 from hspc_gen.search.measure import preflight
+from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import Prepared
@@ -85,7 +85,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     target = load_target(options.target, overrides=given, labels=labels)  # target
     host = read_host()  # host
     fixed = params.parse_overrides(options.overrides)
-    start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
+    wiring.estimated_params(target, host, fixed)  # --set checked before anything is measured
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
@@ -93,11 +93,15 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     header = HeaderWriter(out.header, target, host, options.command, estimated, bound)
     measuring = options.effort is not Effort.estimate
     user_code = preflight.check(target.workload, target.event.size) if measuring else None
+    calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
+    spin = wiring.spin_budgets(calibrated)
+    start = wiring.estimated_params(target, host, fixed, spin)  # the estimate: start, fallback
     header.write(start)  # the anytime result: improved as results come, final at the end
     if options.effort is Effort.estimate:
-        info = wiring.run_info(target, host, options.effort, time.monotonic() - started)
+        elapsed = time.monotonic() - started
+        info = wiring.run_info(target, host, options.effort, elapsed, calibrated=calibrated)
         return _finish(TuneResult(info, start, None, estimated), out, header)
-    context = Context(target, host, fixed, start, options.effort, started, user_code)
+    context = Context(target, host, fixed, start, options.effort, started, user_code, calibrated)
     store = wiring.record_store(host, options.cache)
     with locked(store, started + target.budget, show):  # one measuring run at a time
         machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
@@ -116,6 +120,7 @@ class Context:
     effort: Effort
     started: float
     user_code: UserCode | None  # the user's own code's cost per event, measured alone
+    calibrated: Calibrated = NOT_CALIBRATED  # what waiting costs here: the spin budgets
 
 
 def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -> TuneResult:
@@ -125,7 +130,7 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     busy, others = machine_busy()
     if busy:
         machinery.show(f"warning: other processes use {others:.2f} CPUs: less precise")
-    space = wiring.space_for(target, host, context.fixed)  # space
+    space = wiring.space_for(target, host, context.fixed, wiring.spin_budgets(context.calibrated))
     settings = wiring.settings_for(
         target, host, context.effort, context.started, quiet=not busy, user=context.user_code
     )
@@ -143,7 +148,13 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         advice = threads_for(winner, inputs, machinery, settings)  # threads
     elapsed = time.monotonic() - context.started
     info = wiring.run_info(
-        target, host, context.effort, elapsed, others=others, store=machinery.store
+        target,
+        host,
+        context.effort,
+        elapsed,
+        others=others,
+        store=machinery.store,
+        calibrated=context.calibrated,
     )
     found = _search_result(searched, confirmation, winner, settings)
     return TuneResult(info, winner, found, advice)
@@ -264,7 +275,6 @@ def _search_result(
         confirmed = findings.confirmed(confirmation, winner, settings.objective, bound)
     return SearchResult(
         winner=winner,
-        spin_ns=DEFAULT_SPIN_NS,
         confirmed=confirmed,
         trail=tuple(
             findings.step(e, proposed, seconds)

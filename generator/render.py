@@ -52,7 +52,6 @@ class HeaderSpec:
     name: str
     namespace: str
     params: ChannelParams
-    spin_ns: int
     provenance: Provenance
     threads: ThreadAdvice
     # The channel's latency bound (BasicChannel's MaxLatencyNs): a partly filled buffer is handed
@@ -181,7 +180,6 @@ class AppWork:
 def render_bench_files(
     variants: tuple[BenchVariant, ...],
     event_bytes: int,
-    spin_ns: int,
     app: AppWork = AppWork(),
     max_latency_ns: int = 0,
     *,
@@ -205,7 +203,6 @@ def render_bench_files(
     common = {
         "version": __version__,
         "event_bytes": event_bytes,
-        "spin_ns": spin_ns,
         "max_latency_ns": max_latency_ns,
     }
     files["meson.build"] = _bench_meson(sorted(set(sources.values())), app, common)
@@ -274,7 +271,7 @@ def compiled_id(variant: BenchVariant) -> str:
     """The compile-time point a variant runs (its `run_<id>` function): its id with the CPUs
     left out."""
     unpinned = variant.params.replace(producer_cpu=-1, consumer_cpu=-1)
-    digest = hashlib.sha1(repr(sorted(unpinned.as_dict().items())).encode(), usedforsecurity=False)
+    digest = hashlib.sha1(repr(sorted(unpinned.identity().items())).encode(), usedforsecurity=False)
     return "u" + digest.hexdigest()[:10]
 
 

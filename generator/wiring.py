@@ -16,10 +16,18 @@ from pathlib import Path
 from hspc_gen import __version__, emit, estimate, params
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.model import (
+    UNCALIBRATED,
+    ChannelParams,
+    Effort,
+    Objective,
+    Primitive,
+    SpinBudgets,
+)
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.search.measure import load
+from hspc_gen.search.measure import calibrate, load
+from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
@@ -40,15 +48,19 @@ DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same h
 
 
 def estimated_params(
-    target: Target, host: Host, fixed: Mapping[str, int | Primitive]
+    target: Target,
+    host: Host,
+    fixed: Mapping[str, int | Primitive],
+    spin: SpinBudgets = UNCALIBRATED,
 ) -> ChannelParams:
-    """The estimate from the host's topology, with `--set` applied and checked."""
+    """The estimate from the host's topology and spin budgets, with `--set` applied and checked."""
     point = estimate.estimate(
         host,
         event_bytes=target.event.size,
         max_buffer_memory=target.constraints.max_buffer_memory,
         allowed=target.constraints.primitives,
         pin=target.constraints.pin_threads,
+        spin=spin,
     )
     point = params.apply(point, fixed)
     params.check(point, host.allowed_cpus)
@@ -79,7 +91,12 @@ def host_shape(host: Host) -> HostShape:
     )
 
 
-def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) -> Space:
+def space_for(
+    target: Target,
+    host: Host,
+    fixed: Mapping[str, int | Primitive],
+    spin: SpinBudgets = UNCALIBRATED,
+) -> Space:
     """The target's space, narrowed to the values `--set` fixed."""
     space = Space.from_target(
         event_bytes=target.event.size,
@@ -87,8 +104,22 @@ def space_for(target: Target, host: Host, fixed: Mapping[str, int | Primitive]) 
         max_buffer_memory=target.constraints.max_buffer_memory,
         pin_threads=target.constraints.pin_threads,
         host=host_shape(host),
+        spin=spin,
     )
     return space.narrowed(fixed)
+
+
+def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated:
+    """What waiting costs on this host: measured (once per host, then cached) when the run
+    measures anyway, else whatever an earlier run cached."""
+    if measure:
+        return calibrate.calibrate(cache_dir(cache), host.fingerprint, host.compiler)
+    return calibrate.cached(cache_dir(cache), host.fingerprint)
+
+
+def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
+    timings = calibrated.timings
+    return timings.budgets() if timings is not None else UNCALIBRATED
 
 
 def stages_for(
@@ -185,7 +216,6 @@ def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolcha
         host.fingerprint,
         host.compiler,
         cache_dir(cache),
-        estimate.DEFAULT_SPIN_NS,
         target.event.size,
         target.objective,
         channel_bound_ns(target),
@@ -259,6 +289,7 @@ def run_info(
     *,
     others: float = 0.0,
     store: RecordStore | None = None,
+    calibrated: Calibrated = NOT_CALIBRATED,
 ) -> RunInfo:
     """What was asked, where, and how it went (the load before measuring, the record store's
     unreadable lines)."""
@@ -275,7 +306,12 @@ def run_info(
         tool_version=__version__,
         other_cpus=others,
         busy=others > load.BUSY_OTHER_CPUS,
-        notes=(*thread_notes(target, host), *(store_notes(store) if store else ())),
+        notes=(
+            *thread_notes(target, host),
+            *(store_notes(store) if store else ()),
+            *((calibrated.note,) if calibrated.note else ()),
+        ),
+        timings=calibrated.timings,
     )
 
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
-from hspc_gen.model import Figure, Status, Summary
+from hspc_gen.model import Figure, HostTimings, Status, Summary
 from hspc_gen.model.result import (
     CandidateResult,
     Confirmed,
@@ -20,8 +20,10 @@ from hspc_gen.model.result import (
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.threads import advice_json
 
-RESULT_SCHEMA_VERSION = 2
-"""2: decisions name exclusions by status only; a failed thread search gives its status."""
+RESULT_SCHEMA_VERSION = 3
+"""2: decisions name exclusions by status only; a failed thread search gives its status.
+3: the parameters hold spin_ns (searched), the winner no longer a spin_ns of its own; the host's
+wait costs (host_timings)."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
@@ -62,6 +64,19 @@ def _common(run: RunInfo) -> dict[str, Any]:
         "elapsed_seconds": round(run.elapsed_seconds, 3),
         "host": dict(run.host),
         "fingerprint": run.fingerprint,
+        "host_timings": _timings(run.timings),
+    }
+
+
+def _timings(timings: HostTimings | None) -> dict[str, Any] | None:
+    if timings is None:
+        return None
+    budgets = timings.budgets()
+    return {
+        "wake_ns": figure(timings.wake_ns),
+        "switch_ns": figure(timings.switch_ns),
+        "busy": timings.busy,
+        "spin_budgets_ns": {"hybrid": budgets.sleep_ns, "spinning": budgets.yield_ns},
     }
 
 
@@ -71,7 +86,6 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
         "winner": {
             "id": confirmed.winner_id if confirmed else None,
             "params": params,
-            "spin_ns": search.spin_ns,
             "events_per_second": rate(confirmed.rate) if confirmed else None,
             "latency_ns": figure(confirmed.latency_ns) if confirmed else None,
         },

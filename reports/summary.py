@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from hspc_gen.model import Figure
+from hspc_gen.model import Figure, HostTimings
 from hspc_gen.model.result import SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
@@ -33,6 +33,26 @@ def _rate(figure: Figure | None) -> str:
         return "not measured"
     low, high = _si(figure.ci95_low), _si(figure.ci95_high)
     return f"{_si(figure.median)} events/s (95% CI {low} to {high}, n={figure.n})"
+
+
+def _timings(timings: HostTimings | None) -> list[str]:
+    if timings is None:
+        return []
+    wake, switch, budgets = timings.wake_ns, timings.switch_ns, timings.budgets()
+    busy = ", measured beside other load" if timings.busy else ""
+    return [
+        "",
+        f"Waiting here costs a futex wake-up of {_us(wake)} and a context switch of"
+        f" {_us(switch)}{busy}: spin budgets start at {budgets.sleep_ns} ns before the hybrid"
+        f" sleeps and {budgets.yield_ns} ns before a spinning primitive yields.",
+    ]
+
+
+def _us(figure: Figure) -> str:
+    if not math.isfinite(figure.median):
+        return "— (not measured)"
+    low, high = figure.ci95_low / 1e3, figure.ci95_high / 1e3
+    return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
 
 
 def _params(result: TuneResult) -> list[str]:
@@ -155,6 +175,7 @@ def render(result: TuneResult) -> str:
         f"# hspc-gen: {run.target} ({run.effort}, objective {run.objective})",
         "",
         f"Host: {run.host_model}, fingerprint `{run.fingerprint}`",
+        *_timings(run.timings),
         "",
         *_params(result),
         "",

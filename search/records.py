@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hspc_gen.model import PARAM_NAMES, ChannelParams, Primitive, Status
+from hspc_gen.model import DEFAULT_SPIN_NS, PARAM_NAMES, ChannelParams, Primitive, Status
 
 if TYPE_CHECKING:  # only for the annotation of Cut.of_plan: search.plan imports this module
     from hspc_gen.search.plan import Plan
@@ -145,12 +145,13 @@ def params_from_dict(data: Mapping[str, Any]) -> ChannelParams:
         primitive=Primitive(data["primitive"]),
         producer_cpu=int(data.get("producer_cpu", -1)),
         consumer_cpu=int(data.get("consumer_cpu", -1)),
+        spin_ns=int(data.get("spin_ns", DEFAULT_SPIN_NS)),
     )
 
 
 def candidate_id(params: ChannelParams) -> str:
     """A short id that depends on the parameter values only (stable across runs and hosts)."""
-    canonical = json.dumps(params.as_dict(), sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps(params.identity(), sort_keys=True, separators=(",", ":"))
     return "c" + hashlib.sha1(canonical.encode(), usedforsecurity=False).hexdigest()[:10]
 
 

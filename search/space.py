@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from hspc_gen.errors import UserError
 from hspc_gen.model import (
     LIMITS,
+    SPIN_GRAIN_NS,
+    UNCALIBRATED,
     ChannelParams,
     PinThreads,
     Primitive,
+    SpinBudgets,
     buffer_floor,
     floor_power_of_two,
     smallest_buffer_memory,
@@ -30,6 +33,9 @@ START_BUFFERS = 3
 """The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
 START_BUFFER_BYTES = 4096
 UNPINNED_CPUS: tuple[int, int] = (-1, -1)
+SPIN_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+"""The spin budgets tried, as multiples of the calibrated one: the wait costs are medians of a
+noisy host, and the best budget also depends on how long the peer takes to publish."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ class Space:
     buffers: Parameter
     buffer_bytes: Parameter
     placements: tuple[tuple[int, int], ...]
+    spin: SpinBudgets = UNCALIBRATED  # the calibrated budgets each primitive starts from
+    spin_fixed: int | None = None  # spin_ns as `--set` fixed it
 
     @classmethod
     def from_target(
@@ -110,6 +118,7 @@ class Space:
         max_buffer_memory: int,
         pin_threads: PinThreads,
         host: HostShape,
+        spin: SpinBudgets = UNCALIBRATED,
     ) -> Space:
         prims = tuple(dict.fromkeys(primitives))
         if event_bytes < 1:
@@ -137,6 +146,7 @@ class Space:
             buffers=Choice(BUFFER_COUNTS),
             buffer_bytes=PowerOfTwo(low, high),
             placements=placements(host, pin_threads),
+            spin=spin,
         )
 
     def narrowed(self, fixed: Mapping[str, int | Primitive]) -> Space:
@@ -156,6 +166,7 @@ class Space:
             buffer_bytes=one("buffer_bytes", self.buffer_bytes),
             primitives=(Primitive(str(primitive)),) if primitive is not None else self.primitives,
             placements=(placement,) if pinned else self.placements,
+            spin_fixed=int(fixed["spin_ns"]) if "spin_ns" in fixed else None,
         )
 
     def padding_values(self) -> tuple[int, ...]:
@@ -170,6 +181,24 @@ class Space:
     def buffer_sizes(self) -> tuple[int, ...]:
         return self.buffer_bytes.values()
 
+    def spin_for(self, primitive: Primitive) -> int:
+        """The spin budget `primitive` starts from: the fixed one, or the calibrated one."""
+        return (
+            self.spin_fixed if self.spin_fixed is not None else self.spin.for_primitive(primitive)
+        )
+
+    def spin_values(self, primitive: Primitive) -> tuple[int, ...]:
+        """The spin budgets worth trying with `primitive`, ascending: SPIN_FACTORS around its
+        calibrated budget, and 0 (yield at once) for the spinning ones; one value for those
+        that never spin, or when `--set` fixed it."""
+        start = self.spin_for(primitive)
+        if self.spin_fixed is not None or not primitive.spins:
+            return (start,)
+        high = LIMITS["spin_ns"].high
+        grains = {max(1, round(start * f / SPIN_GRAIN_NS)) * SPIN_GRAIN_NS for f in SPIN_FACTORS}
+        never = {0} if primitive is not Primitive.hybrid else set()  # hybrid at 0 is the futex
+        return tuple(sorted(v for v in grains | never if v <= high))
+
     def fits(self, buffers: int, buffer_bytes: int) -> bool:
         """The memory bound, and each buffer holding at least one event."""
         return buffers * buffer_bytes <= self.max_buffer_memory and buffer_bytes >= self.event_bytes
@@ -183,6 +212,7 @@ class Space:
             (params.buffer_bytes in self.buffer_sizes(), "buffer_bytes"),
             (params.primitive in self.primitives, "primitive"),
             ((params.producer_cpu, params.consumer_cpu) in self.placements, "placement"),
+            (self.spin_fixed in (None, params.spin_ns), "spin_ns"),
             (self.fits(params.buffers, params.buffer_bytes), "buffers * buffer_bytes"),
         ]
         return tuple(name for ok, name in checks if not ok)
@@ -211,6 +241,7 @@ class Space:
             primitive=self.primitives[0],
             producer_cpu=producer,
             consumer_cpu=consumer,
+            spin_ns=self.spin_for(self.primitives[0]),
         )
 
     def grid(self) -> tuple[tuple[int, int], ...]:

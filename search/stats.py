@@ -234,14 +234,19 @@ def efficiency(samples_by_arm: Mapping[str, Sequence[Sample]], arm: str) -> Figu
     return Figure(float(np.median(values)), low, high, len(values))
 
 
+def figure(values: Sequence[float]) -> Figure:
+    """The median of `values` (in their order) with its 95% bootstrap interval; NaN when empty."""
+    array = np.array(values, dtype=float)
+    if array.size == 0:
+        return Figure(math.nan, math.nan, math.nan, 0)
+    low, high = bootstrap_interval(array, median)
+    return Figure(float(np.median(array)), low, high, int(array.size))
+
+
 def latency(samples: Sequence[Sample]) -> Figure:
     """Median push-to-pop latency (ns) over the samples that measured it."""
     ordered = sorted(samples, key=lambda s: (s.round, s.wall_ns))
-    values = np.array([s.latency_ns for s in ordered if s.latency_ns is not None], dtype=float)
-    if values.size == 0:
-        return Figure(math.nan, math.nan, math.nan, 0)
-    low, high = bootstrap_interval(values, median)
-    return Figure(float(np.median(values)), low, high, int(values.size))
+    return figure([s.latency_ns for s in ordered if s.latency_ns is not None])
 
 
 def latency_p99(samples: Sequence[Sample]) -> float:

@@ -11,6 +11,7 @@ C++ `Tuning` struct all say `padding_bytes`, `buffer_bytes`, `Primitive.pause_sp
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -30,6 +31,11 @@ class Primitive(StrEnum):
     def blocks(self) -> bool:
         """True when a waiting thread sleeps in the kernel instead of burning its CPU."""
         return self in _BLOCKING
+
+    @property
+    def spins(self) -> bool:
+        """True when a waiting thread spins first (for spin_ns): the spin budget matters."""
+        return self is Primitive.hybrid or not self.blocks
 
 
 _BLOCKING = frozenset({Primitive.condvar, Primitive.futex, Primitive.hybrid})
@@ -71,6 +77,11 @@ class PinThreads(StrEnum):
     always = "always"
 
 
+DEFAULT_SPIN_NS = 2000
+"""The spin budget when nothing was calibrated: folly's 2 µs, the value every primitive used
+before the host's own was measured (search/measure/calibrate.py)."""
+
+
 @dataclass(frozen=True)
 class ChannelParams:
     """One point of the parameter space: everything the generated header's `kTuning` holds."""
@@ -82,13 +93,22 @@ class ChannelParams:
     primitive: Primitive
     producer_cpu: int = -1
     consumer_cpu: int = -1
+    spin_ns: int = DEFAULT_SPIN_NS  # how long a spinning wait spins before it yields or sleeps
 
     def replace(self, **changes: object) -> ChannelParams:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
     def as_dict(self) -> dict[str, int | str]:
-        """The `--set` names and values, in declaration order (stable for hashing and JSON)."""
+        """The `--set` names and values, in declaration order (stable for JSON)."""
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def identity(self) -> dict[str, int | str]:
+        """The values that name the point in ids and hashes: `as_dict`, with spin_ns left out at
+        its default, so that an id from before the spin budget was searched names the same point."""
+        values = self.as_dict()
+        if self.spin_ns == DEFAULT_SPIN_NS:
+            del values["spin_ns"]
+        return values
 
 
 def _plain(value: object) -> int | str:
@@ -140,6 +160,7 @@ LIMITS: dict[str, Limit] = {
     "stack_offset_bytes": Limit(0, 64 * KiB, bytes=True),
     "buffers": Limit(2, 64),
     "buffer_bytes": Limit(64, 16 * MiB, bytes=True),
+    "spin_ns": Limit(0, 1_000_000),
 }
 """One table of the parameter limits: `--set`, the search space and the estimate all read it."""
 
@@ -197,3 +218,53 @@ class Summary(Figure):
     @property
     def iqr(self) -> float:
         return self.q3 - self.q1
+
+
+@dataclass(frozen=True)
+class SpinBudgets:
+    """The spin budget each primitive starts from: the hybrid's spin before it sleeps on the
+    futex, the spinning primitives' spin before they yield the CPU."""
+
+    sleep_ns: int = DEFAULT_SPIN_NS
+    yield_ns: int = DEFAULT_SPIN_NS
+
+    def for_primitive(self, primitive: Primitive) -> int:
+        """The budget `primitive` starts from (DEFAULT_SPIN_NS for those that never spin: the
+        value is unused there, and the default keeps their ids)."""
+        if primitive is Primitive.hybrid:
+            return self.sleep_ns
+        return self.yield_ns if primitive.spins else DEFAULT_SPIN_NS
+
+
+UNCALIBRATED = SpinBudgets()
+"""The budgets without a calibration: DEFAULT_SPIN_NS for every primitive."""
+
+
+SPIN_GRAIN_NS = 50
+"""Calibrated budgets are rounded to this: finer differences are below the clock's reading cost."""
+
+
+def spin_budget(cost_ns: float) -> int:
+    """Spin for as long as the alternative costs (the 2-competitive rule of spin-then-block):
+    `cost_ns` rounded to SPIN_GRAIN_NS, inside the spin_ns limit, never 0 (0 means "never spin");
+    DEFAULT_SPIN_NS when the cost was not measured (NaN)."""
+    if not math.isfinite(cost_ns):
+        return DEFAULT_SPIN_NS
+    grains = round(cost_ns / SPIN_GRAIN_NS)
+    return min(LIMITS["spin_ns"].high, max(SPIN_GRAIN_NS, grains * SPIN_GRAIN_NS))
+
+
+@dataclass(frozen=True)
+class HostTimings:
+    """What waiting costs on this host, measured at the start of a run and cached per host
+    fingerprint: the futex wake-up latency (FUTEX_WAKE to the woken thread running, on another
+    CPU) and a context switch (two threads on one CPU passing it back and forth by futex)."""
+
+    wake_ns: Figure
+    switch_ns: Figure
+    busy: bool = False  # measured while other processes used the CPUs
+
+    def budgets(self) -> SpinBudgets:
+        """The hybrid spins for what sleeping would cost it (a wake-up); a spinning primitive
+        spins for what yielding to a peer on its CPU would cost (a context switch)."""
+        return SpinBudgets(spin_budget(self.wake_ns.median), spin_budget(self.switch_ns.median))

@@ -7,7 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Status, Summary
+from hspc_gen.model import (
+    ChannelParams,
+    Effort,
+    Figure,
+    HostTimings,
+    Objective,
+    Status,
+    Summary,
+)
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 
 
@@ -73,7 +81,6 @@ class SearchResult:
     """What the search found, and how it went."""
 
     winner: ChannelParams
-    spin_ns: int
     confirmed: Confirmed | None  # None: nothing was measured within the budget
     trail: tuple[Step, ...]
     candidates: tuple[CandidateResult, ...]
@@ -102,6 +109,7 @@ class RunInfo:
     other_cpus: float = 0.0  # CPUs' worth other processes used just before measuring
     busy: bool = False
     notes: tuple[str, ...] = ()  # what a person should know: unread records, oversubscription
+    timings: HostTimings | None = None  # what waiting costs here: the spin budgets' source
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,7 @@ class BasicChannel
   static_assert(PaddingBytes == 0 ||
                     (detail::is_power_of_two(PaddingBytes) && PaddingBytes <= kMaxPaddingBytes),
                 "PaddingBytes must be 0 or a power of two <= 512");
+  static_assert(SpinNs <= kMaxSpinNs, "SpinNs must be at most 1 ms (1000000)");
 
  public:
   using value_type = T;

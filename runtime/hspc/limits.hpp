@@ -28,4 +28,8 @@ inline constexpr std::size_t kMaxPaddingBytes = 512;
 // risks overflowing the stack.
 inline constexpr std::size_t kMaxStackOffsetBytes = std::size_t{64} << 10;  // 64 KiB
 
+// SpinNs: how long a wait spins before it yields or sleeps. A millisecond is hundreds of wake-ups
+// on any host we know: a waiter still spinning then should have slept long before.
+inline constexpr std::size_t kMaxSpinNs = 1000000;  // 1 ms
+
 }  // namespace hspc

@@ -65,7 +65,6 @@ class RealToolchain:
     fingerprint: str
     compiler: str
     cache_dir: Path
-    spin_ns: int
     event_bytes: int
     objective: Objective = Objective.throughput
     max_latency_ns: int = 0  # the channel's latency bound (0: none), in every variant
@@ -88,7 +87,6 @@ class RealToolchain:
         files = render_bench_files(
             variants,
             self.event_bytes,
-            self.spin_ns,
             app_work(workload),
             self.max_latency_ns,
             points_per_unit=points,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
@@ -28,8 +28,10 @@ from hspc_gen.search.strategies.base import (
 NAME = "exhaustive"
 STAGE = "exhaustive"
 FINAL_STEP = "final"
-DIMENSIONS: tuple[str, ...] = ("padding", "stack_offset", "buffers", "primitive", "placement")
-"""What `sweep` may name; `buffers` is the buffers x buffer_bytes grid under the memory bound."""
+AXES: tuple[str, ...] = ("padding", "stack_offset", "buffers", "primitive", "placement")
+DIMENSIONS: tuple[str, ...] = (*AXES, "spin")
+"""What `sweep` may name; `buffers` is the buffers x buffer_bytes grid under the memory bound,
+`spin` each primitive's spin budgets (swept with the primitive: they depend on it)."""
 
 
 @dataclass(frozen=True)
@@ -70,14 +72,26 @@ def _values(space: Space, start: ChannelParams, dim: str, sweep: Sequence[str]) 
         return [{"buffers": n, "buffer_bytes": s} for n, s in pairs]
     if dim == "primitive":
         prims = space.primitives if dim in sweep else (start.primitive,)
-        return [{"primitive": p} for p in prims]
+        return [
+            {"primitive": p, "spin_ns": v} for p in prims for v in _spins(space, start, p, sweep)
+        ]
     places = space.placements if dim in sweep else ((start.producer_cpu, start.consumer_cpu),)
     return [{"producer_cpu": p, "consumer_cpu": c} for p, c in places]
 
 
+def _spins(
+    space: Space, start: ChannelParams, primitive: Primitive, sweep: Sequence[str]
+) -> tuple[int, ...]:
+    """The start's spin budget for its own primitive, the calibrated one for another; with
+    `spin` swept, every budget `space.spin_values` tries."""
+    if "spin" in sweep:
+        return space.spin_values(primitive)
+    return (start.spin_ns if primitive is start.primitive else space.spin_for(primitive),)
+
+
 def grid(space: Space, start: ChannelParams, sweep: Sequence[str]) -> tuple[ChannelParams, ...]:
     """Every point of the swept product inside the space, in a stable order."""
-    axes = [_values(space, start, dim, sweep) for dim in DIMENSIONS]
+    axes = [_values(space, start, dim, sweep) for dim in AXES]
     points = []
     for combo in itertools.product(*axes):
         changes: Changes = {}

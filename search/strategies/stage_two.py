@@ -3,9 +3,10 @@
 With the real producer and consumer plugged in, the paper found that the synchronization primitive
 and the buffer size (events are a different size now) mattered most, and processor affinity gave
 about 5%. So: every allowed primitive x the buffer sizes around the Stage One best (same buffer
-count), then the winner under each placement. At `exhaustive` effort, one joint batch instead:
-primitives x sizes x placements, for when placement and primitive interact (a spinning waiter
-collapses when its peer shares its CPU).
+count), then, for a primitive that spins, its spin budget around the one calibrated on the host
+(search/measure/calibrate.py), then the winner under each placement. With `joint`, one batch of
+primitives x sizes x placements instead, for when placement and primitive interact (a spinning
+waiter collapses when its peer shares its CPU), then the spin budget.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from hspc_gen.model import ChannelParams, Effort
+from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
@@ -53,11 +54,22 @@ def _sizes(space: Space, best: ChannelParams, radius: int) -> tuple[int, ...]:
 
 
 def primitive_points(space: Space, best: ChannelParams, options: Options) -> list[ChannelParams]:
+    """Each primitive with its own calibrated spin budget (the best point's, if it is the best's
+    primitive), at the buffer sizes around the best."""
     return [
-        best.replace(primitive=p, buffer_bytes=s)
+        best.replace(primitive=p, buffer_bytes=s, spin_ns=_spin(space, best, p))
         for p in space.primitives
         for s in _sizes(space, best, options.radius)
     ]
+
+
+def _spin(space: Space, best: ChannelParams, primitive: Primitive) -> int:
+    return best.spin_ns if primitive is best.primitive else space.spin_for(primitive)
+
+
+def spin_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
+    """The spin budgets around the calibrated one, for a primitive that spins."""
+    return [best.replace(spin_ns=v) for v in space.spin_values(best.primitive)]
 
 
 def placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
@@ -77,10 +89,12 @@ class StageTwo:
         self.options = options
 
     def _steps(self, best: ChannelParams) -> list[tuple[str, list[ChannelParams]]]:
+        spin = ("spin", spin_points(self.space, best))
         if self.options.joint:
-            return [("primitive_placement", joint_points(self.space, best, self.options))]
+            return [("primitive_placement", joint_points(self.space, best, self.options)), spin]
         return [
             ("primitive", primitive_points(self.space, best, self.options)),
+            spin,
             ("placement", placement_points(self.space, best)),
         ]
 

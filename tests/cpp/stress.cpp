@@ -43,18 +43,19 @@ constexpr std::uint32_t kBulkMax = 37;  // odd, so bulk runs straddle slot bound
 constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 
 template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
-          std::size_t StackOffset, std::size_t MaxLatencyNs = 0>
+          std::size_t StackOffset, std::size_t MaxLatencyNs = 0, std::size_t SpinNs = 5000>
 struct Config {
   // 64-byte events also get 64-byte alignment: the layout must honour an over-aligned T.
   using Ev = Event<EventBytes, EventBytes == 64 ? 64 : 4>;
-  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding, 5000, MaxLatencyNs>;
+  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding, SpinNs, MaxLatencyNs>;
   static constexpr std::size_t kStackOffset = StackOffset;
 
   static std::string name() {
     return std::string(hspc::primitive_name(kPrimitive)) + " buffers=" + std::to_string(B) +
            " buffer_bytes=" + std::to_string(BufferBytes) + " event=" + std::to_string(EventBytes) +
            " padding=" + std::to_string(Padding) + " stack=" + std::to_string(StackOffset) +
-           (MaxLatencyNs != 0 ? " bound_ns=" + std::to_string(MaxLatencyNs) : "");
+           (MaxLatencyNs != 0 ? " bound_ns=" + std::to_string(MaxLatencyNs) : "") +
+           (SpinNs != 5000 ? " spin_ns=" + std::to_string(SpinNs) : "");
   }
 };
 
@@ -276,28 +277,31 @@ void run_all() {
 int main() {
   // Buffers, buffer_bytes, event bytes, padding, stack offset. Every value of every axis appears
   // several times, each time with different partners (a covering design, not the 480-wide cross
-  // product), and the same table runs for every primitive.
-  run_all<Config<2, 64, 64, 0, 0>,              // one event per buffer, packed
-          Config<3, 64, 64, 512, 65536>,        // one event per buffer
-          Config<8, 64, 64, 128, 4096>,         // one event per buffer
-          Config<64, 64, 8, 64, 0>,             // 8 per buffer, 64 buffers
-          Config<2, 64, 16, 512, 0>,            // 4 per buffer
-          Config<8, 64, 24, 0, 65536>,          // 2 per buffer, 16 bytes left over
-          Config<2, 1024, 16, 128, 65536>,      // 64 per buffer
-          Config<3, 1024, 24, 0, 4096>,         // 42 per buffer
-          Config<8, 1024, 8, 512, 65536>,       // 128 per buffer
-          Config<64, 1024, 24, 128, 4096>,      // 42 per buffer, 64 buffers
-          Config<2, 65536, 8, 64, 4096>,        // 8192 per buffer
-          Config<3, 65536, 16, 0, 0>,           // 4096 per buffer
-          Config<8, 65536, 24, 512, 0>,         // 2730 per buffer
-          Config<64, 65536, 16, 64, 65536>>();  // 4 MiB of buffers
+  // product), and the same table runs for every primitive. The spin budget (the last argument,
+  // after the latency bound; 5 us when left out) also takes the ends of the range the tuner
+  // searches: 0 (yield or sleep at once), its 50 ns grain and the 1 ms limit, the limit only
+  // with large buffers (few hand-offs: a waiter may spin a whole millisecond per wait).
+  run_all<Config<2, 64, 64, 0, 0>,                 // one event per buffer, packed
+          Config<3, 64, 64, 512, 65536>,           // one event per buffer
+          Config<8, 64, 64, 128, 4096>,            // one event per buffer
+          Config<64, 64, 8, 64, 0, 0, 0>,          // 8 per buffer, 64 buffers, never spins
+          Config<2, 64, 16, 512, 0>,               // 4 per buffer
+          Config<8, 64, 24, 0, 65536>,             // 2 per buffer, 16 bytes left over
+          Config<2, 1024, 16, 128, 65536, 0, 50>,  // 64 per buffer, spins 50 ns
+          Config<3, 1024, 24, 0, 4096, 0, 0>,      // 42 per buffer, never spins
+          Config<8, 1024, 8, 512, 65536>,          // 128 per buffer
+          Config<64, 1024, 24, 128, 4096>,         // 42 per buffer, 64 buffers
+          Config<2, 65536, 8, 64, 4096>,           // 8192 per buffer
+          Config<3, 65536, 16, 0, 0, 0, 1000000>,  // 4096 per buffer, spins up to 1 ms
+          Config<8, 65536, 24, 512, 0>,            // 2730 per buffer
+          Config<64, 65536, 16, 64, 65536>>();     // 4 MiB of buffers
   // With a latency bound (the last argument, ns): 1 ns is due at every push (a hand-off per push
   // or bulk push); 2 us and 20 us hand slots over partly filled every few dozen to hundreds of
   // events, at arbitrary points; 200 us mixes timed and full hand-offs.
-  run_all<Config<3, 65536, 24, 0, 4096, 1>,          // 2730 per buffer
-          Config<2, 64, 16, 512, 0, 2000>,           // 4 per buffer
-          Config<8, 1024, 8, 64, 65536, 2000>,       // 128 per buffer
-          Config<64, 65536, 8, 128, 0, 20000>,       // 8192 per buffer, 64 buffers
-          Config<2, 16384, 64, 0, 4096, 200000>>();  // 256 per buffer
+  run_all<Config<3, 65536, 24, 0, 4096, 1>,                   // 2730 per buffer
+          Config<2, 64, 16, 512, 0, 2000, 0>,                 // 4 per buffer, never spins
+          Config<8, 1024, 8, 64, 65536, 2000>,                // 128 per buffer
+          Config<64, 65536, 8, 128, 0, 20000>,                // 8192 per buffer, 64 buffers
+          Config<2, 16384, 64, 0, 4096, 200000, 1000000>>();  // 256 per buffer, spins 1 ms
   return 0;
 }

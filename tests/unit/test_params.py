@@ -10,9 +10,16 @@ BASE = ChannelParams(128, 0, 4, 4096, Primitive.futex)
 
 
 def test_overrides_parse_typed_values_with_units() -> None:
-    got = parse_overrides(["buffers=8", "buffer_bytes=64KiB", "primitive=pause_spin"])
-    assert got == {"buffers": 8, "buffer_bytes": 65536, "primitive": Primitive.pause_spin}
-    assert apply(BASE, got) == ChannelParams(128, 0, 8, 65536, Primitive.pause_spin)
+    got = parse_overrides(
+        ["buffers=8", "buffer_bytes=64KiB", "primitive=pause_spin", "spin_ns=750"]
+    )
+    assert got == {
+        "buffers": 8,
+        "buffer_bytes": 65536,
+        "primitive": Primitive.pause_spin,
+        "spin_ns": 750,
+    }
+    assert apply(BASE, got) == ChannelParams(128, 0, 8, 65536, Primitive.pause_spin, spin_ns=750)
 
 
 @pytest.mark.parametrize(
@@ -31,6 +38,8 @@ def test_overrides_parse_typed_values_with_units() -> None:
         ("buffer_bytes=32MiB", "between 64 B and 16 MiB"),
         ("primitive=spinlok", "did you mean 'spinlock'?"),
         ("producer_cpu=-2", "-1 for not pinned"),
+        ("spin_ns=2000000", "between 0 and 1000000"),
+        ("spin_ns=-1", "between 0 and 1000000"),
     ],
 )
 def test_bad_overrides_name_the_parameter_and_the_reason(assignment: str, expected: str) -> None:

@@ -40,7 +40,7 @@ WARNINGS = ("-Wall", "-Wextra", "-Wpedantic", "-Werror")
 def spec(primitive: Primitive = Primitive.futex, namespace: str = "golden") -> HeaderSpec:
     params = ChannelParams(128, 4096, 4, 16384, primitive, -1, -1)
     threads = ThreadAdvice(1, 2, 2, (1,), (0, 1), pinned=False)
-    return HeaderSpec("golden", namespace, params, 2000, PROVENANCE, threads)
+    return HeaderSpec("golden", namespace, params, PROVENANCE, threads)
 
 
 def test_rendering_is_deterministic() -> None:
@@ -217,16 +217,14 @@ def test_an_unbounded_header_has_a_zero_bound_and_no_banner_line() -> None:
 def test_a_bench_project_carries_the_latency_bound_and_the_paced_kind() -> None:
     variants = (BenchVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
     for bound in (0, 1500):
-        files = render_bench_files(variants, event_bytes=8, spin_ns=2000, max_latency_ns=bound)
+        files = render_bench_files(variants, event_bytes=8, max_latency_ns=bound)
         (unit,) = (text for name, text in files.items() if name.startswith("v_"))
         assert re.search(rf"4, 4096, 64, 2000,\s+{bound}>>;", unit), unit
         assert "case hspc_bench::Kind::paced:" in unit
         assert "run_paced<Channel, Launch>" in unit
-    assert render_bench_files(variants, 8, 2000) == render_bench_files(
-        variants, 8, 2000, max_latency_ns=0
-    )
+    assert render_bench_files(variants, 8) == render_bench_files(variants, 8, max_latency_ns=0)
     with pytest.raises(ValueError, match="max_latency_ns"):
-        render_bench_files(variants, 8, 2000, max_latency_ns=-1)
+        render_bench_files(variants, 8, max_latency_ns=-1)
 
 
 def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
@@ -236,8 +234,8 @@ def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
         BenchVariant("cb", base.replace(producer_cpu=1, consumer_cpu=0)),  # same code, pinned
         BenchVariant("cc", base.replace(primitive=Primitive.condvar)),
     )
-    files = render_bench_files(variants, event_bytes=8, spin_ns=2000)
-    assert files == render_bench_files(tuple(reversed(variants)), event_bytes=8, spin_ns=2000)
+    files = render_bench_files(variants, event_bytes=8)
+    assert files == render_bench_files(tuple(reversed(variants)), event_bytes=8)
     units = sorted(name for name in files if name.startswith("v_"))
     assert len(units) == 2
     assert all(f"'{unit}'" in files["meson.build"] for unit in units)
@@ -252,7 +250,7 @@ def test_points_share_units_and_each_runs_only_the_kinds_asked() -> None:
     variants = tuple(
         BenchVariant(f"c{n}", base.replace(buffers=n)) for n in (2, 3, 4, 8, 16, 32, 64)
     )
-    files = render_bench_files(variants, 8, 2000, points_per_unit=3, kinds=("throughput",))
+    files = render_bench_files(variants, 8, points_per_unit=3, kinds=("throughput",))
     units = {name: text for name, text in files.items() if name.startswith("v_")}
     assert len(units) == 3  # 3 + 3 + 1 points
     assert sorted(unit_sources(variants, 3).values()).count("v_" + compiled_id(variants[0])) <= 1
@@ -264,7 +262,7 @@ def test_points_share_units_and_each_runs_only_the_kinds_asked() -> None:
         assert "Kind::fanout" not in text and "Kind::paced" not in text
     assert all(f"'{name}'" in files["meson.build"] for name in units)
     assert files == render_bench_files(
-        tuple(reversed(variants)), 8, 2000, points_per_unit=3, kinds=("throughput",)
+        tuple(reversed(variants)), 8, points_per_unit=3, kinds=("throughput",)
     )
     with pytest.raises(ValueError, match="points_per_unit"):
         unit_sources(variants, 0)

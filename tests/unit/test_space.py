@@ -6,9 +6,11 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import (
+    DEFAULT_SPIN_NS,
     ChannelParams,
     PinThreads,
     Primitive,
+    SpinBudgets,
     floor_power_of_two,
     next_power_of_two,
 )
@@ -173,3 +175,32 @@ def test_a_small_memory_bound_shrinks_the_grid_instead_of_being_broken(memory: i
     )
     assert space.grid() and all(n * size <= memory for n, size in space.grid())
     assert space.contains(space.start())
+
+
+def spin_space(budgets: SpinBudgets) -> Space:
+    return Space.from_target(
+        event_bytes=8,
+        primitives=tuple(Primitive),
+        max_buffer_memory=MiB,
+        pin_threads=PinThreads.auto,
+        host=TWO_VCPU,
+        spin=budgets,
+    )
+
+
+def test_spin_budgets_are_tried_around_the_calibrated_one() -> None:
+    space = spin_space(SpinBudgets(sleep_ns=24_000, yield_ns=1_550))
+    assert space.spin_values(Primitive.hybrid) == (6000, 12000, 24000, 48000, 96000)
+    # A spinning primitive may also yield at once (0); values stay on the 50 ns grain.
+    assert space.spin_values(Primitive.pause_spin) == (0, 400, 800, 1550, 3100, 6200)
+    assert space.spin_values(Primitive.futex) == (DEFAULT_SPIN_NS,)  # never spins: one value
+    assert space.start().spin_ns == space.spin_for(space.primitives[0])
+
+
+def test_a_spin_budget_set_on_the_command_line_is_the_only_one() -> None:
+    space = spin_space(SpinBudgets(sleep_ns=24_000)).narrowed({"spin_ns": 900})
+    assert space.spin_values(Primitive.hybrid) == (900,)
+    assert space.spin_for(Primitive.hybrid) == 900
+    point = space.start().replace(primitive=Primitive.hybrid)
+    assert space.contains(point.replace(spin_ns=900))
+    assert space.violations(point.replace(spin_ns=1000)) == ("spin_ns",)

@@ -3,6 +3,7 @@ searches replayed from the recorded noise model."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
@@ -10,7 +11,7 @@ import fake_runner as fr
 import pytest
 
 from hspc_gen.errors import UserError
-from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.model import DEFAULT_SPIN_NS, ChannelParams, Effort, Objective, Primitive, SpinBudgets
 from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision
 from hspc_gen.search.racing import RaceSettings, evaluate_batch
@@ -141,19 +142,53 @@ def test_the_registry_is_explicit() -> None:
 STAGE_ONE_BEST = ChannelParams(128, 32 * KiB, 4, 1024, Primitive.condvar)
 
 
-def test_stage_two_tries_primitives_and_sizes_then_placements() -> None:
+def test_stage_two_tries_primitives_and_sizes_then_spin_budgets_then_placements() -> None:
     space = fr.stage_two_space()
     strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
-    spin = STAGE_ONE_BEST.replace(primitive=Primitive.pause_spin, buffer_bytes=512)
-    prims, places = steps_of(strategy, [spin, spin])
+    spin = STAGE_ONE_BEST.replace(primitive=Primitive.pause_spin, buffer_bytes=512, spin_ns=1000)
+    prims, budgets, places = steps_of(strategy, [spin.replace(spin_ns=2000), spin, spin])
     assert prims.stage == "two" and prims.step == "primitive"
     assert {p.primitive for p in params(prims)} == set(Primitive)
     # Radius 3 at measure effort (128 B to 8 KiB), within the 16 KiB bound and the grid's sizes.
     assert {p.buffer_bytes for p in params(prims)} == {256, 512, 1024, 2048, 4096}
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(prims)} == {(-1, -1)}
+    # Uncalibrated: every primitive at the default budget (2 us), whose ids the records keep.
+    assert {p.spin_ns for p in params(prims)} == {2000}
+    assert budgets.step == "spin"
+    assert [p.spin_ns for p in params(budgets)] == [0, 500, 1000, 2000, 4000, 8000]
     assert places.step == "placement" and places.incumbent.params == spin
     assert {(p.producer_cpu, p.consumer_cpu) for p in params(places)} == {(-1, -1), (0, 1)}
     assert {p.replace(producer_cpu=-1, consumer_cpu=-1) for p in params(places)} == {spin}
+
+
+def test_stage_two_starts_each_primitive_at_its_calibrated_budget() -> None:
+    budgets = SpinBudgets(sleep_ns=24_000, yield_ns=1_500)
+    space = dataclasses.replace(fr.stage_two_space(), spin=budgets)
+    strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
+    hybrid = STAGE_ONE_BEST.replace(primitive=Primitive.hybrid, spin_ns=24_000)
+    prims, budgets_step, _places = steps_of(strategy, [hybrid, hybrid, hybrid])
+    spins = {p.primitive: p.spin_ns for p in params(prims)}
+    assert spins[Primitive.hybrid] == 24_000 and spins[Primitive.pause_spin] == 1_500
+    assert spins[Primitive.futex] == spins[Primitive.condvar] == DEFAULT_SPIN_NS  # never spin
+    # The hybrid at 0 would be the futex: its budgets go from a quarter to four times.
+    assert [p.spin_ns for p in params(budgets_step)] == [6000, 12000, 24000, 48000, 96000]
+
+
+def test_stage_two_leaves_the_spin_budget_of_a_primitive_that_never_spins() -> None:
+    space = fr.stage_two_space()
+    strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
+    prims, places = steps_of(strategy, [STAGE_ONE_BEST, STAGE_ONE_BEST])
+    assert (prims.step, places.step) == ("primitive", "placement")
+
+
+def test_stage_two_keeps_a_spin_budget_set_on_the_command_line() -> None:
+    space = fr.stage_two_space().narrowed({"spin_ns": 700})
+    start = STAGE_ONE_BEST.replace(spin_ns=700)
+    strategy = registry.create("stage_two", space, start, Effort.measure)
+    spin = start.replace(primitive=Primitive.backoff_spin)
+    prims, places = steps_of(strategy, [spin, spin])
+    assert {p.spin_ns for p in params(prims)} == {700}
+    assert places.step == "placement"
 
 
 def test_stage_two_goes_joint_at_exhaustive_effort() -> None:

@@ -45,7 +45,6 @@ def searched(**changes: object) -> SearchResult:
     )
     found = SearchResult(
         winner=WINNER,
-        spin_ns=2000,
         confirmed=confirmed,
         trail=(
             step("one", "padding", 12, 0.05, "c1"),

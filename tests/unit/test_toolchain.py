@@ -17,7 +17,7 @@ POINT = ChannelParams(64, 0, 4, 4096, Primitive.futex)
 
 
 def toolchain(cache: Path) -> RealToolchain:
-    return RealToolchain("fp", "c++", cache, 2000, event_bytes=8)
+    return RealToolchain("fp", "c++", cache, event_bytes=8)
 
 
 def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> None:

@@ -92,6 +92,10 @@ inline constexpr std::size_t kMaxPaddingBytes = 512;
 // risks overflowing the stack.
 inline constexpr std::size_t kMaxStackOffsetBytes = std::size_t{64} << 10;  // 64 KiB
 
+// SpinNs: how long a wait spins before it yields or sleeps. A millisecond is hundreds of wake-ups
+// on any host we know: a waiter still spinning then should have slept long before.
+inline constexpr std::size_t kMaxSpinNs = 1000000;  // 1 ms
+
 // ---- hspc/affinity.hpp ----
 // Pins the calling thread to one CPU; cpu < 0 leaves it where it is. Pinning is a placement
 // hint: a CPU outside the process's mask (or beyond CPU_SETSIZE) leaves the thread unpinned.
@@ -1105,6 +1109,7 @@ class BasicChannel
   static_assert(PaddingBytes == 0 ||
                     (detail::is_power_of_two(PaddingBytes) && PaddingBytes <= kMaxPaddingBytes),
                 "PaddingBytes must be 0 or a power of two <= 512");
+  static_assert(SpinNs <= kMaxSpinNs, "SpinNs must be at most 1 ms (1000000)");
 
  public:
   using value_type = T;

@@ -1,0 +1,124 @@
+"""What waiting costs on this host, measured once per host fingerprint and kept in the cache (FFTW's
+wisdom): the futex wake-up latency and a context switch (runtime/bench/calibrate_main.cpp). The
+spin budgets the search starts from come from them (model.HostTimings.budgets).
+
+A calibration taken beside other load is kept but marked busy, and a quiet run measures it again.
+One that cannot be built or run is data too: the budgets stay at DEFAULT_SPIN_NS and the note
+says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from hspc_gen.emit import write_atomic
+from hspc_gen.model import HostTimings
+from hspc_gen.search import stats
+from hspc_gen.search.measure import load
+
+SAMPLES = 101
+COMPILE_TIMEOUT_SECONDS = 120.0
+RUN_TIMEOUT_SECONDS = 30.0
+FOLDER = "host"  # under the cache folder: the program, and one file per host fingerprint
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    timings: HostTimings | None
+    note: str | None = None  # why there are no timings (the budgets stay at DEFAULT_SPIN_NS)
+
+
+NOT_CALIBRATED = Calibrated(None)
+
+
+def cached(cache_dir: Path, fingerprint: str) -> Calibrated:
+    """The timings an earlier run measured on this host, without measuring."""
+    path = _record(cache_dir, fingerprint)
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        wake, switch = document["wake_ns"], document["switch_ns"]
+        busy = bool(document["busy"])
+        timings = HostTimings(stats.figure(wake), stats.figure(switch), busy)
+    except FileNotFoundError:
+        return Calibrated(None, "the host's wait costs were never measured here")
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return Calibrated(None, f"{path} could not be read ({err}): measured again")
+    return Calibrated(timings)
+
+
+def calibrate(cache_dir: Path, fingerprint: str, compiler: str) -> Calibrated:
+    """The cached timings, or new ones when there are none or a quiet machine can improve on
+    busy ones."""
+    known = cached(cache_dir, fingerprint)
+    if known.timings is not None and not known.timings.busy:
+        return known
+    if known.timings is not None and load.machine_busy()[0]:
+        return known  # busy then, busy now: measuring again would not tell more
+    before = load.cpu_times()
+    try:
+        program = _build(cache_dir, compiler)
+        wake, switch = _run(program)
+    except CalibrationError as err:
+        return Calibrated(known.timings, f"the host's wait costs were not measured: {err}")
+    busy = load.busy(before, load.cpu_times())
+    document = {"wake_ns": wake, "switch_ns": switch, "busy": busy}
+    write_atomic(_record(cache_dir, fingerprint), json.dumps(document) + "\n")
+    return Calibrated(HostTimings(stats.figure(wake), stats.figure(switch), busy))
+
+
+class CalibrationError(Exception):
+    pass
+
+
+def _record(cache_dir: Path, fingerprint: str) -> Path:
+    return cache_dir / FOLDER / f"timings-{fingerprint}.json"
+
+
+def _source() -> Path:
+    return Path(str(resources.files("hspc_gen.runtime").joinpath("bench", "calibrate_main.cpp")))
+
+
+def _build(cache_dir: Path, compiler: str) -> Path:
+    """The calibration program, built once per source and compiler."""
+    source = _source()
+    runtime = source.parent.parent
+    texts = [source, runtime / "hspc" / "futex.hpp", runtime / "hspc" / "affinity.hpp"]
+    digest = hashlib.sha256(compiler.encode())
+    for path in texts:
+        digest.update(path.read_bytes())
+    program = cache_dir / FOLDER / f"calibrate-{digest.hexdigest()[:12]}"
+    if program.exists():
+        return program
+    program.parent.mkdir(parents=True, exist_ok=True)
+    partial = program.with_name(program.name + ".partial")
+    argv = [compiler, "-std=c++17", "-O2", "-pthread", f"-I{runtime}", str(source)]
+    _call([*argv, "-o", str(partial)], COMPILE_TIMEOUT_SECONDS, "build")
+    partial.replace(program)
+    return program
+
+
+def _run(program: Path) -> tuple[list[float], list[float]]:
+    out = _call([str(program), f"--samples={SAMPLES}"], RUN_TIMEOUT_SECONDS, "run")
+    lines = {name: values for name, *values in (line.split() for line in out.splitlines() if line)}
+    try:
+        return [float(v) for v in lines["wake"]], [float(v) for v in lines["switch"]]
+    except (KeyError, ValueError):
+        raise CalibrationError(f"its program printed {out[:200]!r}") from None
+
+
+def _call(argv: list[str], timeout: float, what: str) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise CalibrationError(f"its program did not {what} within {timeout:g} s") from None
+    except OSError as err:
+        raise CalibrationError(f"could not {what} its program ({err})") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise CalibrationError(f"its program failed to {what}: {last}")
+    return done.stdout
