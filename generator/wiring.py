@@ -26,7 +26,7 @@ from hspc_gen.model import (
 )
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.search.measure import calibrate, load
+from hspc_gen.search.measure import calibrate, load, preflight
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
@@ -113,7 +113,7 @@ def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated
     """What waiting costs on this host: measured (once per host, then cached) when the run
     measures anyway, else whatever an earlier run cached."""
     if measure:
-        return calibrate.calibrate(cache_dir(cache), host.fingerprint, host.compiler)
+        return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
     return calibrate.cached(cache_dir(cache), host.fingerprint)
 
 

@@ -52,7 +52,7 @@ def runs(
 def test_the_tuned_run_measures_and_reports_against_the_baselines(
     runs: tuple[Path, dict[str, Any], dict[str, Any]],
 ) -> None:
-    _, cold, _ = runs
+    _, cold, warm = runs
     winner = cold["winner"]
     assert isinstance(winner, dict)
     assert winner["events_per_second"]["median"] > 0
@@ -62,6 +62,10 @@ def test_the_tuned_run_measures_and_reports_against_the_baselines(
     assert cold["efficiency"]["median"] > 0
     assert cold["measured_plans"] > 0
     assert cold["candidates"]
+    # The host's wait costs were measured for the spin budgets, and the re-run reads them back.
+    timings = cold["host_timings"]
+    assert timings["switch_ns"]["median"] > 0 and timings["spin_budgets_ns"]["hybrid"] > 0
+    assert warm["host_timings"] == timings or timings["busy"]
 
 
 def busy_plans(records: Path) -> int:
