@@ -63,6 +63,8 @@ def estimated_params(
         spin=spin,
     )
     point = params.apply(point, fixed)
+    if "primitive" in fixed and "spin_ns" not in fixed:  # the fixed primitive's own budget
+        point = point.replace(spin_ns=spin.for_primitive(point.primitive))
     params.check(point, host.allowed_cpus)
     memory = target.constraints.max_buffer_memory
     return params.fit_memory(point, fixed, memory, target.event.stride)

@@ -6,11 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen import estimate
+from hspc_gen import estimate, wiring
 from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
-from hspc_gen.model import LIMITS, PinThreads, Primitive, smallest_buffer_memory
+from hspc_gen.model import (
+    DEFAULT_SPIN_NS,
+    LIMITS,
+    PinThreads,
+    Primitive,
+    SpinBudgets,
+    smallest_buffer_memory,
+)
 from hspc_gen.params import fit_memory
+from hspc_gen.target import load_target
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 HOSTS = ("epyc-2c-vm", "1s-4c-8t", "2s-8c-2t")
@@ -47,3 +55,17 @@ def test_free_parameters_give_way_to_the_memory_bound_and_fixed_ones_are_refused
     assert fit_memory(big, {"buffer_bytes": 4096}, 8192, 8).buffers == 2
     with pytest.raises(UserError, match=r"--set buffers=64: 64 buffer\(s\) of 64 B take 4096 B"):
         fit_memory(many, {"buffers": 64}, 512, 8)
+
+
+def test_a_primitive_set_on_the_command_line_starts_at_its_own_spin_budget() -> None:
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    target = load_target(Path(__file__).resolve().parents[2] / "examples" / "bare.yaml")
+    budgets = SpinBudgets(sleep_ns=28_000, yield_ns=2_450)
+    estimated = wiring.estimated_params(target, host, {}, budgets)
+    assert (estimated.primitive, estimated.spin_ns) == (Primitive.futex, DEFAULT_SPIN_NS)
+    hybrid = wiring.estimated_params(target, host, {"primitive": Primitive.hybrid}, budgets)
+    assert hybrid.spin_ns == 28_000
+    spinlock = wiring.estimated_params(target, host, {"primitive": Primitive.spinlock}, budgets)
+    assert spinlock.spin_ns == 2_450
+    told: dict[str, int | Primitive] = {"primitive": Primitive.hybrid, "spin_ns": 700}
+    assert wiring.estimated_params(target, host, told, budgets).spin_ns == 700
