@@ -13,11 +13,9 @@ from hspc_gen.host import Host
 from hspc_gen.model import (
     LIMITS,
     SEARCH_MIN_BUFFER_BYTES,
-    UNCALIBRATED,
     ChannelParams,
     PinThreads,
     Primitive,
-    SpinBudgets,
     buffer_floor,
     floor_power_of_two,
 )
@@ -94,22 +92,17 @@ def estimate(
     max_buffer_memory: int,
     allowed: Sequence[Primitive],
     pin: PinThreads,
-    *,
-    spin: SpinBudgets = UNCALIBRATED,
 ) -> ChannelParams:
-    """The start point; `spin` the host's calibrated spin budgets (the default 2 µs without)."""
     buffers = buffer_count(event_bytes, max_buffer_memory)
     producer_cpu, consumer_cpu = placement(host, pin)
-    chosen = primitive(host, allowed)
     return ChannelParams(
         padding_bytes=padding_bytes(host),
         stack_offset_bytes=stack_offset_bytes(host),
         buffers=buffers,
         buffer_bytes=buffer_bytes(host, buffers, event_bytes, max_buffer_memory),
-        primitive=chosen,
+        primitive=primitive(host, allowed),
         producer_cpu=producer_cpu,
         consumer_cpu=consumer_cpu,
-        spin_ns=spin.for_primitive(chosen),
     )
 
 

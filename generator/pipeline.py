@@ -85,7 +85,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     target = load_target(options.target, overrides=given, labels=labels)  # target
     host = read_host()  # host
     fixed = params.parse_overrides(options.overrides)
-    wiring.estimated_params(target, host, fixed)  # --set checked before anything is measured
+    start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
@@ -94,8 +94,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     measuring = options.effort is not Effort.estimate
     user_code = preflight.check(target.workload, target.event.size) if measuring else None
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
-    spin = wiring.spin_budgets(calibrated)
-    start = wiring.estimated_params(target, host, fixed, spin)  # the estimate: start, fallback
+    start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     header.write(start)  # the anytime result: improved as results come, final at the end
     if options.effort is Effort.estimate:
         elapsed = time.monotonic() - started

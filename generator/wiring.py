@@ -60,14 +60,20 @@ def estimated_params(
         max_buffer_memory=target.constraints.max_buffer_memory,
         allowed=target.constraints.primitives,
         pin=target.constraints.pin_threads,
-        spin=spin,
     )
     point = params.apply(point, fixed)
-    if "primitive" in fixed and "spin_ns" not in fixed:  # the fixed primitive's own budget
-        point = point.replace(spin_ns=spin.for_primitive(point.primitive))
     params.check(point, host.allowed_cpus)
     memory = target.constraints.max_buffer_memory
-    return params.fit_memory(point, fixed, memory, target.event.stride)
+    return spun(params.fit_memory(point, fixed, memory, target.event.stride), fixed, spin)
+
+
+def spun(
+    point: ChannelParams, fixed: Mapping[str, int | Primitive], spin: SpinBudgets
+) -> ChannelParams:
+    """`point` at its primitive's spin budget, unless `--set` fixed spin_ns."""
+    if "spin_ns" in fixed:
+        return point
+    return point.replace(spin_ns=spin.for_primitive(point.primitive))
 
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
