@@ -29,7 +29,7 @@ def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Ste
     `seconds` what it took in this run."""
     batch, decision = evaluation.step.batch, evaluation.step.decision
     samples = evaluation.race.samples
-    disturbed = sum(1 for s in samples if s.nivcsw_producer + s.nivcsw_consumer > 0)
+    disturbed = sum(1 for s in samples if s.disturbed)
     return Step(
         stage=batch.stage,
         step=batch.step,

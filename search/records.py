@@ -69,6 +69,12 @@ def base_of(arm: str) -> str:
     return arm.removeprefix(AA_PREFIX).removeprefix(LATENCY_PREFIX)
 
 
+DISTURBED_DELAY_SHARE = 0.05
+"""A sample whose threads spent more than this share of its wall time runnable but not running
+is disturbed. Undisturbed samples on a quiet 2-vCPU VM wait 0-3% (a timer tick, a kernel
+thread); a neighbour's time slice takes 10-20% of a 15 ms sample."""
+
+
 @dataclass(frozen=True)
 class Sample:
     """One timed run of one arm (a candidate, a baseline or an A/A copy) in one round."""
@@ -91,6 +97,15 @@ class Sample:
     """Voluntary context switches of every thread (the thread search's fan-out samples)."""
     wait_ns: float = 0.0
     """Time every thread spent waiting in the channel (the thread search's fan-out samples)."""
+    delay_ns: float = -1.0
+    """Time the threads spent runnable but not running (waiting for a CPU), summed; -1 when the
+    kernel does not expose it (or the record is older)."""
+
+    @property
+    def disturbed(self) -> bool:
+        """Whether the threads waited for a CPU long enough to make this a different measurement
+        (another process ran in their place); unknown counts as undisturbed."""
+        return self.delay_ns > DISTURBED_DELAY_SHARE * self.wall_ns
 
     @property
     def events_per_second(self) -> float:
@@ -126,6 +141,7 @@ class Sample:
             latency_p99_ns=_optional(data.get("latency_p99_ns")),
             voluntary_switches=int(data.get("voluntary_switches", 0)),
             wait_ns=float(data.get("wait_ns", 0.0)),
+            delay_ns=float(data.get("delay_ns", -1.0)),
         )
 
 

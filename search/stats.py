@@ -56,11 +56,27 @@ def by_round(samples: Iterable[Sample], metric: Metric) -> dict[int, float]:
 def paired_log_ratios(
     candidate: Iterable[Sample], reference: Iterable[Sample], metric: Metric
 ) -> np.ndarray:
-    """d_r = ln(metric(candidate_r) / metric(reference_r)) over the rounds both arms ran."""
-    cand = by_round(candidate, metric)
-    ref = by_round(reference, metric)
-    rounds = sorted(cand.keys() & ref.keys())
+    """d_r = ln(metric(candidate_r) / metric(reference_r)) over the rounds both arms ran,
+    without the rounds in which either was disturbed (`paired_rounds`)."""
+    cand_samples, ref_samples = list(candidate), list(reference)
+    cand, ref = by_round(cand_samples, metric), by_round(ref_samples, metric)
+    rounds = paired_rounds(cand.keys() & ref.keys(), disturbed_rounds(cand_samples, ref_samples))
     return np.array([math.log(cand[r] / ref[r]) for r in rounds], dtype=float)
+
+
+def disturbed_rounds(*arms: Iterable[Sample]) -> set[int]:
+    """The rounds in which a sample of any of `arms` was disturbed (Sample.disturbed)."""
+    return {s.round for samples in arms for s in samples if s.disturbed}
+
+
+def paired_rounds(rounds: Iterable[int], disturbed: set[int]) -> list[int]:
+    """The rounds to pair, in order: a round in which either arm waited for a CPU measured the
+    neighbour too, so it is set aside while at least MIN_ROUNDS and half the rounds remain.
+    Past that the disturbance is the arms' own (a placement that shares one CPU waits by
+    design) or the host's steady state, and every round counts."""
+    every = sorted(rounds)
+    clean = [r for r in every if r not in disturbed]
+    return clean if len(clean) >= max(MIN_ROUNDS, math.ceil(len(every) / 2)) else every
 
 
 def hodges_lehmann(d: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -220,6 +221,35 @@ void capped_samples(hb::Context& ctx) {
   BENCH_CHECK(whole.verified && whole.events == slow.events);
 }
 
+// Two threads that share one CPU wait for it in turn: the run-queue delay the probe reads shows it
+// (where the kernel exposes schedstat; -1 where it does not).
+void run_queue_delay() {
+  const std::int64_t known = hb::detail::thread_run_delay_ns();
+  if (known < 0) return;
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  BENCH_CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &mine)) ++cpu;
+  std::int64_t waited[2] = {0, 0};
+  auto burn = [cpu, &waited](int i) {
+    hb::ScopedPin pin(cpu);
+    hb::ThreadProbe probe;
+    probe.start();
+    const std::int64_t until = hb::detail::thread_cpu_ns() + 30'000'000;  // 30 ms of CPU
+    while (hb::detail::thread_cpu_ns() < until) {
+    }
+    probe.stop_cheap();
+    waited[i] = probe.finish().delay_ns;
+  };
+  std::thread a(burn, 0);
+  std::thread b(burn, 1);
+  a.join();
+  b.join();
+  BENCH_CHECK(waited[0] >= 0 && waited[1] >= 0);
+  BENCH_CHECK(waited[0] + waited[1] > 10'000'000);  // each waited while the other ran
+}
+
 }  // namespace
 
 int main() {
@@ -230,6 +260,7 @@ int main() {
   wrong_answers_are_reported(ctx);
   threads_and_pinning(ctx);
   capped_samples(ctx);
+  run_queue_delay();
   std::puts("harness: ok");
   return 0;
 }

@@ -158,7 +158,7 @@ void runs_in_plan_order() {
     for (const char* counter :
          {"cpu_ns_per_event", "cpu_ns_producer", "cpu_ns_consumer", "nivcsw_producer",
           "nivcsw_consumer", "migrations", "migrations_producer", "migrations_consumer", "verified",
-          "items_per_second", "events"}) {
+          "items_per_second", "events", "delay_ns_producer", "delay_ns_consumer"}) {
       BENCH_CHECK(run.counters.count(counter) == 1);
     }
     BENCH_CHECK(run.counters.at("verified").value == 1.0);

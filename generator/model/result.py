@@ -35,7 +35,7 @@ class Step:
     proposed: int = 0  # the candidates the strategy proposed for the step
     screened: int = 0  # those measured: the rest the budget left out (nearest the best kept)
     seconds: float = 0.0  # what the step took in this run (builds and measuring; ~0 replayed)
-    disturbed: float = 0.0  # the share of its samples during which a thread was preempted
+    disturbed: float = 0.0  # the share of its samples whose threads waited for a CPU
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,7 @@ inline void add_stats(ThreadStats& sum, const ThreadStats& t) noexcept {
   sum.nvcsw += t.nvcsw;
   sum.nivcsw += t.nivcsw;
   sum.migrations = (sum.migrations < 0 || t.migrations < 0) ? -1 : sum.migrations + t.migrations;
+  sum.delay_ns = (sum.delay_ns < 0 || t.delay_ns < 0) ? -1 : sum.delay_ns + t.delay_ns;
 }
 
 // The sample's record from every thread's outcome: threads [0, producers) are the producers.

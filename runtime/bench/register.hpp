@@ -120,8 +120,10 @@ namespace detail {
 struct Totals {
   std::uint64_t samples = 0, events = 0, unverified = 0, latency_samples = 0, wait_samples = 0;
   double cpu_producer = 0, cpu_consumer = 0, nivcsw_p = 0, nivcsw_c = 0, nvcsw_p = 0, nvcsw_c = 0,
-         migrations_p = 0, migrations_c = 0, p50 = 0, p99 = 0, waits = 0, wait_ns = 0;
+         migrations_p = 0, migrations_c = 0, delay_p = 0, delay_c = 0, p50 = 0, p99 = 0, waits = 0,
+         wait_ns = 0;
   bool migrations_known = true;
+  bool delay_known = true;
 
   void add(const Sample& s) {
     ++samples;
@@ -136,6 +138,9 @@ struct Totals {
     migrations_known = migrations_known && s.producer.migrations >= 0 && s.consumer.migrations >= 0;
     migrations_p += static_cast<double>(s.producer.migrations);
     migrations_c += static_cast<double>(s.consumer.migrations);
+    delay_known = delay_known && s.producer.delay_ns >= 0 && s.consumer.delay_ns >= 0;
+    delay_p += static_cast<double>(s.producer.delay_ns);
+    delay_c += static_cast<double>(s.consumer.delay_ns);
     if (s.latency_p50_ns >= 0) {
       ++latency_samples;
       p50 += s.latency_p50_ns;
@@ -166,6 +171,9 @@ struct Totals {
     st.counters["migrations_consumer"] = Counter(migrations_known ? migrations_c / n : -1.0);
     st.counters["migrations"] =
         Counter(migrations_known ? (migrations_p + migrations_c) / n : -1.0);
+    // -1: the kernel does not expose schedstat.
+    st.counters["delay_ns_producer"] = Counter(delay_known ? delay_p / n : -1.0);
+    st.counters["delay_ns_consumer"] = Counter(delay_known ? delay_c / n : -1.0);
     st.counters["verified"] = Counter(unverified == 0 ? 1.0 : 0.0);
     if (latency_samples > 0) {
       st.counters["latency_p50_ns"] = Counter(p50 / static_cast<double>(latency_samples));

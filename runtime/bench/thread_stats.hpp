@@ -1,5 +1,6 @@
-// Per-thread interference counts read around every sample (measurement.md: context switches and
-// migrations explain the heavy tails on a shared host), and scoped CPU pinning.
+// Per-thread interference counts read around every sample (measurement.md: context switches,
+// migrations and time spent waiting for a CPU explain the heavy tails on a shared host), and
+// scoped CPU pinning.
 #pragma once
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@ struct ThreadStats {
   std::int64_t nvcsw = 0;       // voluntary context switches (it blocked)
   std::int64_t nivcsw = 0;      // involuntary ones (it was preempted)
   std::int64_t migrations = 0;  // se.nr_migrations; -1 when the kernel does not expose it
+  std::int64_t delay_ns = 0;    // time runnable but not running (schedstat); -1 when not exposed
 };
 
 namespace detail {
@@ -33,20 +36,41 @@ inline std::int64_t thread_cpu_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// Reads a small /proc file of the calling thread into `buf` (NUL-terminated); false if it cannot.
+template <std::size_t N>
+bool read_proc(const char* path, char (&buf)[N]) noexcept {
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, buf, N - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return true;
+}
+
 // se.nr_migrations of the calling thread from /proc/thread-self/sched (CONFIG_SCHED_DEBUG), or -1.
 // A few tens of microseconds: only ever called outside the timed region.
 inline std::int64_t thread_migrations() noexcept {
-  const int fd = open("/proc/thread-self/sched", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
   char buf[4096];
-  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
+  if (!read_proc("/proc/thread-self/sched", buf)) return -1;
   const char* key = std::strstr(buf, "se.nr_migrations");
   if (key == nullptr) return -1;
   const char* colon = std::strchr(key, ':');
   return colon == nullptr ? -1 : std::strtoll(colon + 1, nullptr, 10);
+}
+
+// Time the calling thread has spent runnable on a run queue but not running, in ns: the second
+// field of /proc/thread-self/schedstat (CONFIG_SCHED_INFO), or -1. Preemption shows here whatever
+// its length, where a count of involuntary switches weighs a 3 ms time slice like a 3 us one.
+inline std::int64_t thread_run_delay_ns() noexcept {
+  char buf[128];
+  if (!read_proc("/proc/thread-self/schedstat", buf)) return -1;
+  char* end = nullptr;
+  std::strtoll(buf, &end, 10);  // time on the CPU
+  if (end == buf) return -1;
+  const char* delay = end;
+  const long long value = std::strtoll(delay, &end, 10);
+  return end == delay ? -1 : value;
 }
 
 }  // namespace detail
@@ -58,16 +82,19 @@ class ThreadProbe {
  public:
   void start() noexcept {
     start_migrations_ = detail::thread_migrations();
+    start_delay_ = detail::thread_run_delay_ns();
     start_ = cheap();
   }
   void stop_cheap() noexcept { stop_ = cheap(); }
   ThreadStats finish() const noexcept {
     const std::int64_t m = detail::thread_migrations();
+    const std::int64_t delay = detail::thread_run_delay_ns();
     ThreadStats d;
     d.cpu_ns = stop_.cpu_ns - start_.cpu_ns;
     d.nvcsw = stop_.nvcsw - start_.nvcsw;
     d.nivcsw = stop_.nivcsw - start_.nivcsw;
     d.migrations = (m < 0 || start_migrations_ < 0) ? -1 : m - start_migrations_;
+    d.delay_ns = (delay < 0 || start_delay_ < 0) ? -1 : delay - start_delay_;
     return d;
   }
 
@@ -85,6 +112,7 @@ class ThreadProbe {
   ThreadStats start_;
   ThreadStats stop_;
   std::int64_t start_migrations_ = -1;
+  std::int64_t start_delay_ = -1;
 };
 
 inline long current_tid() noexcept { return syscall(SYS_gettid); }

@@ -179,7 +179,14 @@ def _sample(entry: Mapping[str, Any]) -> Sample | None:
         verified=float(entry["verified"]) >= 1.0,
         latency_ns=float(entry["latency_p50_ns"]) if "latency_p50_ns" in entry else None,
         latency_p99_ns=float(entry["latency_p99_ns"]) if "latency_p99_ns" in entry else None,
+        delay_ns=_delay(entry),
     )
+
+
+def _delay(entry: Mapping[str, Any]) -> float:
+    """Both threads' time waiting for a CPU; -1 when either is not known."""
+    sides = [float(entry.get(f"delay_ns_{role}", -1.0)) for role in ("producer", "consumer")]
+    return -1.0 if min(sides) < 0 else sum(sides)
 
 
 def parse_samples(document: Mapping[str, Any]) -> tuple[Sample, ...]:

@@ -121,3 +121,46 @@ def test_summary_of_events_per_second() -> None:
     assert summary.n == 31
     assert math.isclose(summary.preempted_fraction, 5 / 31)
     assert stats.summarize([]).n == 0
+
+
+def _neighbour(sample: Sample, delay_share: float, slowdown: float = 1.5) -> Sample:
+    """`sample` as if another process took the CPU for part of it: slower, and the threads'
+    run-queue delay says so (delay_share -1: a kernel that does not tell)."""
+    wall = sample.wall_ns * slowdown
+    delay = -1.0 if delay_share < 0 else delay_share * wall
+    return Sample(**{**sample.to_dict(), "wall_ns": wall, "delay_ns": delay})
+
+
+def test_a_sample_is_disturbed_when_its_threads_waited_for_a_cpu() -> None:
+    s = Simulated(seed=1).sample("a", 10.0, 0, Cost())
+    assert not s.disturbed  # not known: undisturbed
+    assert not _neighbour(s, 0.03).disturbed  # a timer tick, a kernel thread
+    assert _neighbour(s, 0.2).disturbed  # a neighbour's time slice
+
+
+def test_disturbed_rounds_are_set_aside_and_the_aa_floor_falls() -> None:
+    sim = Simulated(seed=4)
+    ref = sim.samples("ref", 30.0, 40, Cost(sigma=0.01))
+    aa = sim.samples("aa:ref", 30.0, 40, Cost(sigma=0.01))
+    hit = {3, 7, 11, 18, 25, 26, 33, 38}  # a neighbour ran in these rounds
+    unknown = [_neighbour(s, -1.0) if s.round in hit else s for s in aa]
+    seen = [_neighbour(s, 0.3) if s.round in hit else s for s in aa]
+    assert stats.paired_log_ratios(unknown, ref, ns).size == 40
+    assert stats.paired_log_ratios(seen, ref, ns).size == 32
+    blind = stats.minimum_detectable_effect(unknown, ref, ns)
+    aware = stats.minimum_detectable_effect(seen, ref, ns)
+    assert aware < 0.02 < blind
+    # The reference's disturbed rounds are set aside the same way.
+    assert stats.paired_log_ratios(ref, seen, ns).size == 32
+
+
+def test_disturbance_that_never_stops_counts_in_full() -> None:
+    # Both threads on one CPU wait for it by design: every round is disturbed, and every round
+    # counts; so does a host busy in more than half the rounds.
+    sim = Simulated(seed=6)
+    ref = sim.samples("ref", 30.0, 20)
+    shared = [_neighbour(s, 0.4, 1.0) for s in sim.samples("one_cpu", 60.0, 20)]
+    assert stats.paired_log_ratios(shared, ref, ns).size == 20
+    assert stats.paired_rounds(range(20), set(range(11))) == list(range(20))
+    assert stats.paired_rounds(range(20), set(range(10))) == list(range(10, 20))
+    assert stats.paired_rounds(range(8), {0, 1, 2}) == list(range(8))  # 5 left: too few

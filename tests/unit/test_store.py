@@ -182,6 +182,16 @@ def test_sample_columns_round_trip_and_must_agree() -> None:
         Record.from_dict(data)
 
 
+def test_a_record_from_before_the_run_delay_reads_as_not_known() -> None:
+    rec = record("c5")
+    data = json.loads(json.dumps(rec.to_dict()))
+    assert "delay_ns" in data["samples"]
+    del data["samples"]["delay_ns"]
+    old = Record.from_dict(data)
+    assert {s.delay_ns for s in old.samples} == {-1.0}
+    assert not any(s.disturbed for s in old.samples)
+
+
 def test_the_recorded_replay_data_loads_cleanly() -> None:
     store = RecordStore(fr.RECORDS_DIR, fr.FINGERPRINT)
     assert store.skipped == ()

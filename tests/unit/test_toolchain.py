@@ -39,6 +39,9 @@ def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> 
     result = chain.run(built, prepared, plan)
     assert result.status is Status.ok, result.log
     assert all(s.verified for s in result.samples)
+    # Each sample says how long its threads waited for a CPU, where the kernel tells.
+    told = Path("/proc/thread-self/schedstat").exists()
+    assert all(s.delay_ns >= 0 if told else s.delay_ns == -1 for s in result.samples)
     counts = re.search(r"app_work: produced=(\d+) consumed=(\d+)", result.log)
     assert counts is not None, result.log
     # The candidate and its A/A copy (2 rounds x 10000 events each), plus the producer-alone
