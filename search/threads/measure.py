@@ -90,6 +90,11 @@ class ThreadSample:
     wait_ns: float  # summed over threads: time spent waiting in the channel (instrumented waits)
 
 
+class BudgetSpentError(Exception):
+    """A call would end past the budget (now, or when this command first ran): the search
+    stops there and answers from what it measured before (reinforcer.BUDGET)."""
+
+
 Measure = Callable[[Sequence[Config], int], Mapping[Config, Sequence[ThreadSample]]]
 
 

@@ -185,6 +185,12 @@ def choose(
     return PlacementChoice(best if wins or pin is PinThreads.always else unpinned, trials)
 
 
+def unmeasured(shape: TopologyShape, unpinned: Config, pin: PinThreads) -> PlacementChoice:
+    """The choice when nothing could be measured: unpinned, unless pinning is demanded."""
+    options = candidates(shape, unpinned) if pin is PinThreads.always else ()
+    return PlacementChoice(options[0] if options else unpinned, ())
+
+
 def _measure(
     lab: Lab, unpinned: Config, options: Sequence[Config], margin: float
 ) -> dict[Config, Relative]:

@@ -6,6 +6,7 @@ searches the `auto` ones; `advice.advice` turns a Recommendation into the model'
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,8 +23,8 @@ from hspc_gen.search.threads.capacity import (
     WorkCost,
     estimate,
 )
-from hspc_gen.search.threads.measure import Config, Lab, Measure, Point
-from hspc_gen.search.threads.reinforcer import CountResult, search_count
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab, Measure, Point
+from hspc_gen.search.threads.reinforcer import BUDGET, CountResult, search_count
 
 Count = int | Literal["auto"]
 MIN_CONSUMER_SPAN = 4
@@ -117,7 +118,11 @@ def recommend(
         lab, axes_for(producers, consumers, cost, est), shape.cores, shape.virtual
     )
     margin = max(MARGIN_FLOOR, counts.tolerance)
-    choice = placement.choose(lab, shape, counts.chosen, pin, margin)
+    try:
+        choice = placement.choose(lab, shape, counts.chosen, pin, margin)
+    except BudgetSpentError:  # the counts stand; where to run them was not measured
+        choice = placement.unmeasured(shape, counts.chosen, pin)
+        counts = dataclasses.replace(counts, termination=BUDGET)
     chosen = choice.chosen
     mask = placement.affinity_mask(shape, chosen)
     return Recommendation(

@@ -19,7 +19,7 @@ from hspc_gen.model import Status
 from hspc_gen.search.records import Cut, Record, RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.harness import MeasureFailedError
-from hspc_gen.search.threads.measure import Config, ThreadSample
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 
 CALL_OVERHEAD = 1.5  # a call's samples, with their start-up and pinning, take this much more
 
@@ -29,11 +29,6 @@ Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSamp
 
 class NotRecordedError(Exception):
     """A replay met a call that was never measured: the bench must be built and measured."""
-
-
-class BudgetSpentError(Exception):
-    """A call would end past the budget (now, or when this command first ran): the search
-    stops there, and the header keeps the estimated advice."""
 
 
 @dataclass(frozen=True)

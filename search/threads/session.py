@@ -34,11 +34,10 @@ from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError
-from hspc_gen.search.threads.measure import Config, ThreadSample
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.recommend import Count, Recommendation, recommend
 from hspc_gen.search.threads.recorded import (
     Budget,
-    BudgetSpentError,
     NotRecordedError,
     RecordedMeasure,
     Run,

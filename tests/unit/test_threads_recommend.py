@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,10 @@ from hspc_gen.model.threads import CurvePoint
 from hspc_gen.reports.threads import advice_json, flat_range
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import TopologyShape, estimate
+from hspc_gen.search.threads.measure import BudgetSpentError
 from hspc_gen.search.threads.placement import SIBLINGS
 from hspc_gen.search.threads.recommend import Recommendation, recommend
+from hspc_gen.search.threads.reinforcer import BUDGET
 from hspc_gen.search.threads.simulator import WORKLOADS, SimulatedHost, count_grid
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -161,3 +164,38 @@ def test_a_flat_curve_is_reported_with_every_count_as_good_as_the_best() -> None
     assert isinstance(data, dict)
     counts = [(p["producers"], p["consumers"]) for p in data["curve"]]
     assert all((g["producers"], g["consumers"]) in counts for g in data["equally_good"])
+
+
+class Stops:
+    """A measure whose budget ends at call `limit`: that call and every later one are refused,
+    as RecordedMeasure refuses them once a call would end past the deadline."""
+
+    def __init__(self, sim: SimulatedHost, limit: float) -> None:
+        self.sim, self.limit, self.calls = sim, limit, 0
+
+    def __call__(self, configs, rounds):  # type: ignore[no-untyped-def]
+        if self.calls >= self.limit:
+            raise BudgetSpentError(f"call {self.calls}")
+        self.calls += 1
+        return self.sim.measure(configs, rounds)
+
+
+def stopped_at(limit: float, shape: str = "1s-4c-8t") -> tuple[Recommendation, Stops]:
+    w = next(x for x in WORKLOADS if x.name == "blocking_3")
+    stops = Stops(SimulatedHost(SHAPES[shape], w, noise=0.10, seed=SEED), limit)
+    return recommend(SHAPES[shape], stops.sim.probe(), stops), stops  # type: ignore[arg-type]
+
+
+def test_a_search_the_budget_stops_answers_with_the_best_count_it_measured() -> None:
+    _, whole = stopped_at(math.inf)
+    assert whole.calls > 3
+    for limit in sorted({1, 2, whole.calls // 2, whole.calls - 1}):
+        rec, stops = stopped_at(limit)
+        assert stops.calls == limit
+        assert rec.termination == BUDGET
+        measured = {p.config.threads for p in rec.evidence.curve}
+        assert rec.producers + rec.producers * rec.consumers_per_producer in measured
+        again, _ = stopped_at(limit)
+        assert as_json(again) == as_json(rec)  # a replay stops where the run did
+    with pytest.raises(BudgetSpentError):  # nothing measured: the estimated advice stays
+        stopped_at(0)

@@ -19,10 +19,9 @@ from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
-from hspc_gen.search.threads.measure import Config, ThreadSample
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.recorded import (
     Budget,
-    BudgetSpentError,
     NotRecordedError,
     RecordedMeasure,
 )
