@@ -282,6 +282,7 @@ def _search_result(
         candidates=findings.candidates(searched.evaluations),
         failures=findings.failures(searched.evaluations),
         budget_exhausted=searched.budget_exhausted or counts.cut,
+        step_left_out=searched.budget_exhausted,
         measured_plans=counts.measured,
         cached_plans=counts.replayed,
         seed=settings.seed,

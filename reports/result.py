@@ -161,6 +161,9 @@ def step(decision: Step) -> dict[str, Any]:
         "left_out": decision.proposed - decision.screened,
         "seconds": round(decision.seconds, 1),
         "disturbed_samples": number(decision.disturbed),
+        "planned_rounds": decision.planned_rounds,
+        "cut": decision.cut,
+        "host_noise": number(decision.host_noise),
     }
 
 

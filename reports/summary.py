@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from hspc_gen.model import Figure, HostTimings
-from hspc_gen.model.result import SearchResult, TuneResult
+from hspc_gen.model.result import SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
 
@@ -102,17 +103,21 @@ def _latency_line(bound_ns: float, p99: Figure | None) -> str:
 
 def _trail(search: SearchResult) -> list[str]:
     lines = [
-        "| stage | step | screened | rounds | margin | disturbed | winner |",
-        "|---|---|---|---|---|---|---|",
+        "| stage | step | screened | rounds | margin | host noise | disturbed | winner |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for step in search.trail:
-        margin = f"{step.margin:.1%}" if math.isfinite(step.margin) else "—"
         screened = f"{step.screened} of {step.proposed}"
+        rounds = f"{step.rounds} of {step.planned_rounds}" if step.cut else f"{step.rounds}"
         lines.append(
-            f"| {step.stage} | {step.step} | {screened} | {step.rounds} | {margin}"
-            f" | {step.disturbed:.0%} | {step.winner or 'none'} |"
+            f"| {step.stage} | {step.step} | {screened} | {rounds} | {_share(step.margin)}"
+            f" | {_share(step.host_noise)} | {step.disturbed:.0%} | {step.winner or 'none'} |"
         )
     return lines
+
+
+def _share(value: float) -> str:
+    return f"{value:.1%}" if math.isfinite(value) else "—"
 
 
 def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
@@ -130,10 +135,41 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
     ]
 
 
+WIDE_FLOOR = 0.05
+"""An A/A floor above this is wide enough to ask whether the host or the channel made it."""
+
+
+def _host_was_noisy(step: Step) -> bool:
+    """A wide A/A floor that the channel-free baselines' own noise explains (at least half)."""
+    wide = math.isfinite(step.noise_floor) and step.noise_floor > WIDE_FLOOR
+    return wide and step.host_noise >= step.noise_floor / 2
+
+
+def _budget_note(search: SearchResult, cut: Sequence[Step]) -> str:
+    left_out = search.step_left_out or any(s.screened < s.proposed for s in search.trail)
+    if cut and not left_out:
+        steps = ", ".join(f"{s.step} ({s.rounds} of {s.planned_rounds} rounds)" for s in cut)
+        return (
+            f"The budget cut short the race of {steps}: every step ran, and each decided on the"
+            " rounds it had, as precisely as its margin says."
+        )
+    return "The budget ran out: the result is the best finished so far."
+
+
 def _notes(result: TuneResult, search: SearchResult) -> list[str]:
     notes = []
+    cut = [s for s in search.trail if s.cut]
     if search.budget_exhausted:
-        notes.append("The budget ran out: the result is the best finished so far.")
+        notes.append(_budget_note(search, cut))
+    if noisy := [s for s in search.trail if _host_was_noisy(s)]:
+        steps = ", ".join(
+            f"{s.step} (A/A floor {s.noise_floor:.1%}, host noise {s.host_noise:.1%})"
+            for s in noisy
+        )
+        notes.append(
+            f"The host itself was noisy during {steps}: two single-threaded programs without a"
+            " channel varied about as much as the channel did."
+        )
     if result.run.busy:
         notes.append(
             f"The machine was busy (other processes used {result.run.other_cpus:.2f} CPUs):"

@@ -44,7 +44,21 @@ def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Ste
         screened=len(batch.candidates),
         seconds=seconds,
         disturbed=disturbed / len(samples) if samples else 0.0,
+        planned_rounds=batch.rounds,
+        cut=evaluation.counts.cut,
+        host_noise=host_noise(samples),
     )
+
+
+def host_noise(samples: Sequence[Sample]) -> float:
+    """How far the two single-threaded baselines' paired ratio could be told from its estimate
+    in these rounds (Step.host_noise); NaN without both."""
+    by_arm = stats.group_by_arm(samples)
+    producer, consumer = by_arm.get("producer_alone"), by_arm.get("consumer_alone")
+    if not producer or not consumer:
+        return math.nan
+    comparison = stats.compare(producer, consumer, lambda s: s.ns_per_event)
+    return comparison.half_width if comparison.n >= stats.MIN_ROUNDS else math.nan
 
 
 def status_of(arm: str, evaluation: Evaluation) -> Status:

@@ -4,6 +4,7 @@ reports only format them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -36,6 +37,12 @@ class Step:
     screened: int = 0  # those measured: the rest the budget left out (nearest the best kept)
     seconds: float = 0.0  # what the step took in this run (builds and measuring; ~0 replayed)
     disturbed: float = 0.0  # the share of its samples whose threads waited for a CPU
+    planned_rounds: int = 0  # the most rounds the step would run
+    cut: bool = False  # the budget stopped its race before it settled or reached planned_rounds
+    host_noise: float = math.nan
+    """The half-width of the producer-alone / consumer-alone interval in the step's rounds: the
+    noise of two single-threaded programs without a channel, so the host's own (NaN without
+    both baselines). An A/A floor near it is the host's, not the channel's."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,7 @@ class SearchResult:
     cached_plans: int
     seed: int
     oversubscribed: bool
+    step_left_out: bool = False  # the budget left a whole step out (budget_exhausted says so too)
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,8 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
     assert "channel: 500 M events/s (95% CI 480 M to 520 M, n=20)" in text
     assert "producer_alone (the producer's loop, no channel): 500 M" in text
     assert "efficiency: 0.970 (95% CI 0.950 to 0.990)" in text
-    assert "| one | padding | 4 of 5 | 12 | 5.0% | 25% | c1 |" in text
-    assert "| two | primitive | 4 of 5 | 6 | — | 25% | none |" in text
+    assert "| one | padding | 4 of 5 | 12 | 5.0% | — | 25% | c1 |" in text
+    assert "| two | primitive | 4 of 5 | 6 | — | — | 25% | none |" in text
     for note in (
         "budget ran out",
         "busy (other processes used 1.50 CPUs)",
@@ -83,6 +83,33 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
         "3 plan(s) replayed",
     ):
         assert note in text
+
+
+def test_a_race_the_budget_cut_short_is_named_with_its_rounds() -> None:
+    padding = dataclasses.replace(step("one", "padding", 30, 0.05, "c1"), screened=5)
+    primitive = dataclasses.replace(
+        step("two", "primitive", 24, 0.03, "c1"), screened=5, cut=True, planned_rounds=30
+    )
+    text = render(TuneResult(RUN, WINNER, searched(trail=(padding, primitive)), ESTIMATED))
+    assert "| two | primitive | 5 of 5 | 24 of 30 | 3.0% |" in text
+    assert "The budget cut short the race of primitive (24 of 30 rounds): every step ran" in text
+    assert "budget ran out" not in text
+    # A step left out altogether is said as before.
+    skipped = searched(trail=(padding, primitive), step_left_out=True)
+    assert "The budget ran out" in render(TuneResult(RUN, WINNER, skipped, ESTIMATED))
+
+
+def test_a_wide_floor_the_host_explains_is_said_to_be_the_hosts() -> None:
+    noisy = dataclasses.replace(
+        step("one", "padding", 30, 0.2, "c1"), noise_floor=0.2, host_noise=0.21
+    )
+    channel = dataclasses.replace(
+        step("one", "buffers", 30, 0.12, "c1"), noise_floor=0.12, host_noise=0.02
+    )
+    text = render(TuneResult(RUN, WINNER, searched(trail=(noisy, channel)), ESTIMATED))
+    assert "| one | padding | 4 of 5 | 30 | 20.0% | 21.0% |" in text
+    assert "The host itself was noisy during padding (A/A floor 20.0%, host noise 21.0%)" in text
+    assert "buffers (A/A" not in text  # its floor is the channel's own
 
 
 def test_nothing_confirmed_and_a_failed_thread_search_are_said_plainly() -> None:

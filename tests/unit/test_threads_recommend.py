@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from hspc_gen.model.threads import CurvePoint
 from hspc_gen.reports.threads import advice_json, flat_range
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import TopologyShape, estimate
-from hspc_gen.search.threads.measure import BudgetSpentError
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.placement import SIBLINGS
 from hspc_gen.search.threads.recommend import Recommendation, recommend
 from hspc_gen.search.threads.reinforcer import BUDGET
@@ -173,7 +174,9 @@ class Stops:
     def __init__(self, sim: SimulatedHost, limit: float) -> None:
         self.sim, self.limit, self.calls = sim, limit, 0
 
-    def __call__(self, configs, rounds):  # type: ignore[no-untyped-def]
+    def __call__(
+        self, configs: Sequence[Config], rounds: int
+    ) -> Mapping[Config, Sequence[ThreadSample]]:
         if self.calls >= self.limit:
             raise BudgetSpentError(f"call {self.calls}")
         self.calls += 1
@@ -183,7 +186,7 @@ class Stops:
 def stopped_at(limit: float, shape: str = "1s-4c-8t") -> tuple[Recommendation, Stops]:
     w = next(x for x in WORKLOADS if x.name == "blocking_3")
     stops = Stops(SimulatedHost(SHAPES[shape], w, noise=0.10, seed=SEED), limit)
-    return recommend(SHAPES[shape], stops.sim.probe(), stops), stops  # type: ignore[arg-type]
+    return recommend(SHAPES[shape], stops.sim.probe(), stops), stops
 
 
 def test_a_search_the_budget_stops_answers_with_the_best_count_it_measured() -> None:
