@@ -8,7 +8,8 @@ stands in for the patience. A gain is never cut short by a guard: the throughput
 outranks what the profile suggests. If the very first step loses, the peak lies below the start
 and the ramp walks down. Then refine.py refines the bracket and probes down, and knee.py settles
 on the smallest good count. When the budget ends a call (BudgetSpentError), the search answers
-with the best count it measured so far, and says so (BUDGET).
+from what it measured (the smallest count already shown good against the best so far, else that
+best), and says so (BUDGET).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.duel import Duels, Verdict
 from hspc_gen.search.threads.guards import guard
@@ -104,16 +106,30 @@ def _search(duels: Duels, axis: Axis, cores: int) -> CountResult:
     except BudgetSpentError:
         if not duels.lab.measured():
             raise  # nothing measured: the estimated advice stays
-        return _stopped(ramp.axis.config(ramp.grid[ramp.best]), duels)
+        return _stopped(ramp, ramp.axis.config(ramp.grid[ramp.best]))
     try:
         chosen, best = smallest_good(duels, axis, ramp.grid, refine_peak(duels, axis, best))
     except BudgetSpentError:
-        return _stopped(best, duels)
+        return _stopped(ramp, best)
     return CountResult(chosen, best, termination, duels.tolerance)
 
 
-def _stopped(best: Config, duels: Duels) -> CountResult:
-    return CountResult(best, best, BUDGET, duels.tolerance)
+def _stopped(ramp: Ramp, best: Config) -> CountResult:
+    """The answer of a search the budget stopped, without measuring more: the smallest count of
+    the axis already shown good against the best in rounds both ran, else the best."""
+    duels, counts = ramp.duels, {ramp.axis.config(n) for n in ramp.grid}
+    shown = [
+        c
+        for c in duels.lab.measured()
+        if c in counts and c.threads < best.threads and _shown_good(duels, best, c)
+    ]
+    chosen = min(shown, key=lambda c: (c.threads, c)) if shown else best
+    return CountResult(chosen, best, BUDGET, duels.tolerance)
+
+
+def _shown_good(duels: Duels, best: Config, candidate: Config) -> bool:
+    rel = duels.lab.compare(candidate, best)
+    return rel.n >= MIN_ROUNDS and duels.within(rel)
 
 
 def search_count(lab: Lab, axes: Sequence[Axis], cores: int, virtual: bool) -> CountResult:
