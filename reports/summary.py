@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from hspc_gen.model import Figure, HostTimings
 from hspc_gen.model.result import SearchResult, Step, TuneResult
@@ -145,7 +144,9 @@ def _host_was_noisy(step: Step) -> bool:
     return wide and step.host_noise >= step.noise_floor / 2
 
 
-def _budget_note(search: SearchResult, cut: Sequence[Step]) -> str:
+def _budget_note(search: SearchResult) -> str:
+    """Which races the budget cut short, when every step ran; else that the budget ran out."""
+    cut = [s for s in search.trail if s.cut]
     left_out = search.step_left_out or any(s.screened < s.proposed for s in search.trail)
     if cut and not left_out:
         steps = ", ".join(f"{s.step} ({s.rounds} of {s.planned_rounds} rounds)" for s in cut)
@@ -158,9 +159,8 @@ def _budget_note(search: SearchResult, cut: Sequence[Step]) -> str:
 
 def _notes(result: TuneResult, search: SearchResult) -> list[str]:
     notes = []
-    cut = [s for s in search.trail if s.cut]
     if search.budget_exhausted:
-        notes.append(_budget_note(search, cut))
+        notes.append(_budget_note(search))
     if noisy := [s for s in search.trail if _host_was_noisy(s)]:
         steps = ", ".join(
             f"{s.step} (A/A floor {s.noise_floor:.1%}, host noise {s.host_noise:.1%})"
