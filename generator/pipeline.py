@@ -187,7 +187,10 @@ def search(
         strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
         history: list[StepResult] = []
         while (batch := strategy.propose(history)) is not None:
-            staged = dataclasses.replace(settings, deadline=_deadline(plan, index, batch, done))
+            step_deadline = _deadline(plan, index, batch, done)
+            staged = dataclasses.replace(
+                settings, deadline=step_deadline, search_deadline=settings.deadline
+            )
             done.append((index, batch.step))
             began = time.monotonic()
             evaluated = evaluate(batch, stage, staged, machinery)

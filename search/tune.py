@@ -86,6 +86,7 @@ class Settings:
     # replayed but measured again
     max_latency_ns: float | None = None  # constraints.max_latency_us, in ns
     check_latency: bool = False  # the confirmation checks the bound (a paced arm each)
+    search_deadline: float | None = None  # the whole search's, when `deadline` is one step's
 
 
 def recorded_answer(
@@ -150,11 +151,14 @@ class RecordingRunner:
         run_plan: Runner,
         *,
         deadline: float = math.inf,
+        first_until: float = -math.inf,
         run: str = "",
         quiet: bool = False,
     ) -> None:
         self.store, self.prepared, self.run_plan = store, prepared, run_plan
         self.deadline, self.run, self.quiet = deadline, run, quiet
+        self.first_until = first_until  # the first plan to run may end as late as this
+        self.ran = False
 
     def __call__(self, plan: Plan) -> RunResult:
         found = recorded_answer(self.store, self.prepared, plan, quiet=self.quiet)
@@ -163,9 +167,11 @@ class RecordingRunner:
         cut = Cut.of_plan(self.prepared.key, self.run, plan)
         if self.store.was_cut(cut):
             return RunResult(Status.skipped, (), BUDGET_SPENT, replayed=True)
-        if time.monotonic() + plan_seconds(plan) > self.deadline:
+        deadline = self.deadline if self.ran else max(self.deadline, self.first_until)
+        if time.monotonic() + plan_seconds(plan) > deadline:
             self.store.append(cut)
             return RunResult(Status.skipped, (), BUDGET_SPENT)
+        self.ran = True
         result = self.run_plan(plan)
         if result.status in (Status.ok, Status.wrong_answer) or result.arm_status:
             self.store.extend(records_from_run(self.prepared.key, plan, result))
@@ -263,13 +269,17 @@ def measure_and_record(
 ) -> Evaluation:
     """The batch's evaluation with the built binary: recorded plans replayed, the rest measured
     and recorded; the probe always runs (a recorded one is taken even if it ran beside other
-    load: it only sizes the samples), the race stops at the deadline."""
+    load: it only sizes the samples), the race stops at the deadline; its first chunk may run
+    past a step's deadline until the search's, so that no build goes unmeasured (a build slower
+    than the plan's guess used to leave its step at 0 rounds)."""
     probe = RecordingRunner(store, prepared, run_plan)
+    search_deadline = settings.search_deadline
     race = RecordingRunner(
         store,
         prepared,
         run_plan,
         deadline=settings.deadline,
+        first_until=settings.deadline if search_deadline is None else search_deadline,
         run=settings.run,
         quiet=settings.quiet,
     )

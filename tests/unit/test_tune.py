@@ -14,6 +14,7 @@ from hspc_gen.search.measure.harness import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import Cut, RecordKey, Sample
+from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import (
@@ -136,3 +137,23 @@ def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
     sizes = {r.events_per_sample for r in RecordStore(tmp_path, "fp").records()}
     assert len(sizes) == 2  # the probe's own size, and the one size every race plan uses
     assert replay(batch, STAGE, quiet, RecordStore(tmp_path, "fp"), prepared) is not None
+
+
+def test_a_built_batch_runs_its_first_chunk_past_its_step_share_while_the_search_has_time(
+    tmp_path: Path,
+) -> None:
+    batch = make_batch("one", "buffers", [BASE, BASE.replace(buffers=4)], BASE, 12)
+    run = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
+    prepared = Prepared(batch, Workload(), KEY)
+    share_over = dataclasses.replace(settings(deadline=0.0), search_deadline=math.inf)
+    evaluation = measure_and_record(
+        batch, STAGE, share_over, RecordStore(tmp_path, "fp"), prepared=prepared, run_plan=run
+    )
+    assert evaluation.race.rounds == MIN_ROUNDS  # its first chunk, then the share's end
+    assert evaluation.counts.cut
+    search_over = dataclasses.replace(share_over, search_deadline=0.0)
+    none = measure_and_record(
+        batch, STAGE, search_over, RecordStore(tmp_path / "b", "fp"), prepared=prepared,
+        run_plan=run,
+    )  # fmt: skip
+    assert none.race.rounds == 0
