@@ -57,7 +57,7 @@ def host_noise(samples: Sequence[Sample]) -> float:
     producer, consumer = by_arm.get("producer_alone"), by_arm.get("consumer_alone")
     if not producer or not consumer:
         return math.nan
-    comparison = stats.compare(producer, consumer, lambda s: s.ns_per_event)
+    comparison = stats.compare(producer, consumer, metric_for(Objective.throughput))
     return comparison.half_width if comparison.n >= stats.MIN_ROUNDS else math.nan
 
 

@@ -106,7 +106,7 @@ def _search(duels: Duels, axis: Axis, cores: int) -> CountResult:
     except BudgetSpentError:
         if not duels.lab.measured():
             raise  # nothing measured: the estimated advice stays
-        return _stopped(ramp, ramp.axis.config(ramp.grid[ramp.best]))
+        return _stopped(ramp, ramp._cfg(ramp.best))
     try:
         chosen, best = smallest_good(duels, axis, ramp.grid, refine_peak(duels, axis, best))
     except BudgetSpentError:

@@ -16,7 +16,7 @@ from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import Cut, RecordKey, Sample
 from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.store import RecordStore
-from hspc_gen.search.strategies.base import make_batch
+from hspc_gen.search.strategies.base import Batch, make_batch
 from hspc_gen.search.tune import (
     CALIBRATION_ROUND,
     PROBE_EVENTS,
@@ -79,12 +79,17 @@ def test_a_failure_in_a_later_chunk_replays_in_that_chunk_only(tmp_path: Path) -
     assert warm.counts.measured == 0 and warm.counts.replayed == cold.counts.measured
 
 
+def two_points() -> tuple[Batch, CrashingLater, Prepared]:
+    """A batch of two points, a run stage for it and its build."""
+    batch = make_batch("one", "buffers", [BASE, BASE.replace(buffers=4)], BASE, 12)
+    run = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
+    return batch, run, Prepared(batch, Workload(), KEY)
+
+
 def test_past_the_deadline_a_plan_is_cut_and_the_cut_is_a_record_of_its_own(
     tmp_path: Path,
 ) -> None:
-    batch = make_batch("one", "buffers", [BASE, BASE.replace(buffers=4)], BASE, 12)
-    run = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
-    prepared = Prepared(batch, Workload(), KEY)
+    batch, run, prepared = two_points()
     store = RecordStore(tmp_path, "fp")
     late = measure_and_record(
         batch, STAGE, settings(deadline=0.0), store, prepared=prepared, run_plan=run
@@ -142,9 +147,7 @@ def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
 def test_a_built_batch_runs_its_first_chunk_past_its_step_share_while_the_search_has_time(
     tmp_path: Path,
 ) -> None:
-    batch = make_batch("one", "buffers", [BASE, BASE.replace(buffers=4)], BASE, 12)
-    run = CrashingLater([*(c.id for c in batch.candidates), "x", "y"])
-    prepared = Prepared(batch, Workload(), KEY)
+    batch, run, prepared = two_points()
     share_over = dataclasses.replace(settings(deadline=0.0), search_deadline=math.inf)
     evaluation = measure_and_record(
         batch, STAGE, share_over, RecordStore(tmp_path, "fp"), prepared=prepared, run_plan=run
