@@ -47,6 +47,13 @@ def _point(p: CurvePoint) -> dict[str, Any]:
         "voluntary_switches_per_s": _n(p.voluntary_switches_per_s),
         "migrations_per_s": _n(p.migrations_per_s),
         "wait_fraction": _n(p.wait_fraction),
+        "vs_best": None
+        if p.vs_best is None
+        else {
+            "gain": round(p.vs_best.gain, 4),
+            "ci95": [round(p.vs_best.low, 4), round(p.vs_best.high, 4)],
+            "rounds": p.vs_best.rounds,
+        },
     }
 
 

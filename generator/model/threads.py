@@ -34,6 +34,16 @@ class ThreadEstimate:
 
 
 @dataclass(frozen=True)
+class VersusBest:
+    """A count's throughput over the best count's, paired by round (1.0 for the best itself)."""
+
+    gain: float
+    low: float
+    high: float
+    rounds: int
+
+
+@dataclass(frozen=True)
 class CurvePoint:
     """One measured thread configuration: throughput and the OS metrics Thread Reinforcer reads."""
 
@@ -48,10 +58,18 @@ class CurvePoint:
     voluntary_switches_per_s: float
     migrations_per_s: float
     wait_fraction: float  # share of the threads' time spent waiting in the channel
+    vs_best: VersusBest | None = None  # None: never run beside the best in enough rounds
 
     @property
     def threads(self) -> int:
         return self.producers + self.consumers
+
+    def reaches(self, line: float, best_rate: float) -> bool:
+        """Whether this count's 95% interval reaches `line` (a share of the best): paired with
+        the best where the two ran in the same rounds, else from its own interval."""
+        if self.vs_best is not None:
+            return self.vs_best.high >= line
+        return self.ci95_high >= line * best_rate
 
 
 @dataclass(frozen=True)
@@ -80,12 +98,13 @@ class ThreadEvidence:
     @property
     def equally_good(self) -> tuple[CurvePoint, ...]:
         """The counts measured as good as the best: each one's 95% interval reaches within the
-        tolerance of the best median. Several means the curve is flat there: any of them will
-        do, and runs that differ by noise may recommend any of them."""
+        tolerance of the best, paired round by round where the two ran together (the same test
+        the recommendation passed). Several means the curve is flat there: any of them will do,
+        and runs that differ by noise may recommend any of them."""
         if not self.curve:
             return ()
-        line = (1.0 - self.tolerance) * max(p.events_per_s for p in self.curve)
-        return tuple(p for p in self.curve if p.ci95_high >= line)
+        best_rate = max(p.events_per_s for p in self.curve)
+        return tuple(p for p in self.curve if p.reaches(1.0 - self.tolerance, best_rate))
 
 
 @dataclass(frozen=True)

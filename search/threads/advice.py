@@ -8,6 +8,7 @@ from hspc_gen.model.threads import (
     ThreadAdvice,
     ThreadEstimate,
     ThreadEvidence,
+    VersusBest,
 )
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.capacity import WorkCost
@@ -28,6 +29,7 @@ def curve_point(point: Point) -> CurvePoint:
         voluntary_switches_per_s=point.voluntary_switches_per_s,
         migrations_per_s=point.migrations_per_s,
         wait_fraction=point.wait_fraction,
+        vs_best=None if (v := point.vs_best) is None else VersusBest(v.gain, v.low, v.high, v.n),
     )
 
 

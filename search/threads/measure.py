@@ -121,6 +121,7 @@ class Point:
     voluntary_switches_per_s: float
     migrations_per_s: float
     wait_fraction: float  # share of the threads' time spent waiting in the channel
+    vs_best: Relative | None = None  # over the search's best count, paired (set for the evidence)
 
     def per_event(self, rate: float) -> float:
         return rate / self.events_per_s if self.events_per_s > 0 else math.inf

@@ -13,7 +13,7 @@ from typing import Literal
 from hspc_gen.errors import UserError
 from hspc_gen.model import MAX_THREADS, PinThreads
 from hspc_gen.model.threads import Capacity
-from hspc_gen.search.stats import MARGIN_FLOOR
+from hspc_gen.search.stats import MARGIN_FLOOR, MIN_ROUNDS
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.capacity import (
@@ -23,7 +23,14 @@ from hspc_gen.search.threads.capacity import (
     WorkCost,
     estimate,
 )
-from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab, Measure, Point
+from hspc_gen.search.threads.measure import (
+    BudgetSpentError,
+    Config,
+    Lab,
+    Measure,
+    Point,
+    Relative,
+)
 from hspc_gen.search.threads.reinforcer import BUDGET, CountResult, search_count
 
 Count = int | Literal["auto"]
@@ -149,7 +156,11 @@ def _evidence(
     choice: placement.PlacementChoice,
     margin: float,
 ) -> Evidence:
-    curve = [lab.point(c) for c in lab.measured() if not (c.pinned or c.replica)]
+    curve = [
+        dataclasses.replace(lab.point(c), vs_best=_versus(lab, c, counts.best))
+        for c in lab.measured()
+        if not (c.pinned or c.replica)
+    ]
     return Evidence(
         capacity=shape.capacity(),
         estimate=est,
@@ -160,3 +171,11 @@ def _evidence(
         placements=choice.trials,
         rounds=lab.rounds,
     )
+
+
+def _versus(lab: Lab, config: Config, best: Config) -> Relative | None:
+    """The count over the best, paired by round; None when they shared too few rounds."""
+    if config == best:
+        return Relative(1.0, 1.0, 1.0, len(lab.samples(best)))
+    rel = lab.compare(config, best)
+    return rel if rel.n >= MIN_ROUNDS else None

@@ -13,7 +13,7 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
-from hspc_gen.model.threads import CurvePoint
+from hspc_gen.model.threads import CurvePoint, VersusBest
 from hspc_gen.reports.threads import advice_json, flat_range
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import TopologyShape, estimate
@@ -165,6 +165,35 @@ def test_a_flat_curve_is_reported_with_every_count_as_good_as_the_best() -> None
     assert isinstance(data, dict)
     counts = [(p["producers"], p["consumers"]) for p in data["curve"]]
     assert all((g["producers"], g["consumers"]) in counts for g in data["equally_good"])
+
+
+def test_equally_good_is_paired_with_the_best_where_the_two_ran_together() -> None:
+    """The unpaired intervals of two counts overlap under host noise that moves both alike; the
+    paired ratio sees through it, as the recommendation's own test does."""
+
+    def point(producers: int, high: float, vs_best: VersusBest | None) -> CurvePoint:
+        return CurvePoint(
+            producers, producers, "unpinned", 100.0, 80.0, high, 10, 1, 0, 0, 0, vs_best
+        )
+
+    best = point(3, 120.0, VersusBest(1.0, 1.0, 1.0, 12))
+    beaten = point(2, 120.0, VersusBest(0.90, 0.88, 0.92, 12))  # wide alone, clearly slower paired
+    close = point(1, 90.0, VersusBest(0.97, 0.94, 0.99, 12))  # narrow alone, within 5% paired
+    alone = point(4, 99.0, None)  # never beside the best: its own interval decides
+    rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
+    evidence = dataclasses.replace(
+        advice.evidence(rec.evidence), tolerance=0.05, curve=(close, beaten, best, alone)
+    )
+    assert evidence.equally_good == (close, best, alone)
+
+
+@pytest.mark.parametrize("workload", [w.name for w in WORKLOADS])
+@pytest.mark.parametrize("shape_name", ["epyc-2c-vm", "1s-4c-8t", "2s-8c-2t"])
+def test_the_recommended_count_is_among_the_equally_good(shape_name: str, workload: str) -> None:
+    rec, _ = run(SHAPES[shape_name], workload)
+    good = {(p.producers, p.consumers) for p in advice.evidence(rec.evidence).equally_good}
+    if rec.termination != "fixed":
+        assert (rec.producers, rec.consumers) in good
 
 
 class Stops:
