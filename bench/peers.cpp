@@ -6,8 +6,9 @@
 #include <string>
 
 #include "bench/harness.hpp"
+#include "bench/peers.hpp"
+#include "bench/transfer.hpp"
 #include "hspc/channel.hpp"
-#include "peers.hpp"
 #include "programs.hpp"
 #include "tuned.hpp"
 
@@ -23,6 +24,10 @@ using E8 = hb::Event<8>;
 
 constexpr std::uint64_t kEvents = 2'000'000;  // a collapsed spin peer runs ~1 M/s here
 constexpr std::uint64_t kRoundTrips = 5'000;
+constexpr std::size_t kPeerCapacity = 8192;  // 64 KiB of 8-byte events, as the 4 x 16 KiB channel
+
+template <template <class, std::size_t> class Peer>
+using Peer8 = Peer<E8, kPeerCapacity>;
 
 template <Primitive P, std::size_t Buffers, std::size_t BufferBytes>
 using Channel = BasicChannel<E8, P, Buffers, BufferBytes, 128>;
@@ -58,16 +63,18 @@ int main(int argc, char** argv) {
   const Placement at = hspc_programs::default_placement();
   r.add("throughput/baseline_producer", &producer_alone, pinned(kEvents, at));
   r.add("throughput/p0_parallel", &hb::run_p0_parallel<E8>, pinned(kEvents, at));
+  contender<hb::WholeBuffers<E8, 4, 16384>>(r, "whole_buffers_4x16KiB", at, false);
   channel<Primitive::futex, 4, 65536>(r, "hspc_futex_4x64KiB", at);
   channel<Primitive::hybrid, 4, 65536>(r, "hspc_hybrid_4x64KiB", at);
   channel<Primitive::futex, 4, 16384>(r, "hspc_futex_4x16KiB", at);
   channel<Primitive::pause_spin, 4, 16384>(r, "hspc_pause_spin_4x16KiB", at);
-  contender<hspc_peers::BoostSpscBulk>(r, "boost_spsc_bulk", at);
-  contender<hspc_peers::BoostSpscSingle>(r, "boost_spsc_single", at);
-  contender<hspc_peers::MoodycamelRwq>(r, "moodycamel_rwq", at);
-  contender<hspc_peers::MoodycamelBlockingRwq>(r, "moodycamel_blocking_rwq", at);
-  contender<hspc_peers::AtomicQueueSpsc>(r, "atomic_queue_spsc", at);
-  contender<hspc_peers::TbbBoundedQueue>(r, "tbb_bounded_queue", at);
+  contender<Peer8<hspc_peers::BoostSpscBulk>>(r, "boost_spsc_bulk", at);
+  contender<Peer8<hspc_peers::BoostSpscSingle>>(r, "boost_spsc_single", at);
+  contender<Peer8<hspc_peers::MoodycamelRwq>>(r, "moodycamel_rwq", at);
+  contender<Peer8<hspc_peers::MoodycamelBlockingRwq>>(r, "moodycamel_blocking_rwq", at);
+  contender<Peer8<hspc_peers::MoodycamelCqBulk>>(r, "moodycamel_cq_bulk", at);
+  contender<Peer8<hspc_peers::AtomicQueueSpsc>>(r, "atomic_queue_spsc", at);
+  contender<Peer8<hspc_peers::TbbBoundedQueue>>(r, "tbb_bounded_queue", at);
   hspc_programs::register_tuned(r, at, kEvents, kRoundTrips);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

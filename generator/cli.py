@@ -5,6 +5,8 @@
     hspc-gen host [--json] [--sysfs-root DIR]
     hspc-gen compare --target FILE RESULT.json RESULT.json... [--rounds N] [--cache DIR] [--json]
     hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
+    hspc-gen bench --target FILE [--from RESULT.json] [--out DIR] [--rounds N] [--cxxflags FLAGS]
+                   [--cache DIR] [--json]
 
 Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
 written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
@@ -31,11 +33,13 @@ from hspc_gen.host import describe, read_host
 from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.pipeline import Options
+from hspc_gen.reports import bench as bench_report
 from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import outcome
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
+from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS
 from hspc_gen.search.store import StoreBusyError
 
 PROG = "hspc-gen"
@@ -51,6 +55,7 @@ class _Parser(argparse.ArgumentParser):
 COMMANDS = {
     "host": "show what the tuner sees of this host",
     "compare": "re-measure the winners of earlier runs side by side",
+    "bench": "time the tuned header beside this host's peer queues",
     "threads": "recommend thread counts and placement for a tuned channel",
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
@@ -131,6 +136,41 @@ def _compare_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def bench_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} bench",
+        description="Time the tuned header beside this host's peer queues (boost, moodycamel, "
+        "atomic_queue, TBB) and the limit lines, in interleaved rounds, with your flags.",
+    )
+    parser.add_argument("--target", required=True, type=Path, help="the app.yaml it was tuned for")
+    parser.add_argument("--from", dest="result", type=Path, help="the hspc-result.json to bench")
+    parser.add_argument("--out", type=Path, help="where hspc-bench.json goes")
+    parser.add_argument(
+        "--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds (default {DEFAULT_ROUNDS})"
+    )
+    parser.add_argument(
+        "--cxxflags",
+        default=DEFAULT_CXXFLAGS,
+        help=f"the compile flags of every contender (default {DEFAULT_CXXFLAGS!r})",
+    )
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
+    return parser
+
+
+def _bench_command(argv: Sequence[str]) -> int:
+    args = bench_parser().parse_args(argv)
+    if not 3 <= args.rounds <= 200:
+        raise UserError(f"--rounds must be between 3 and 200, not {args.rounds}")
+    show = _progress(args.json)
+    report = pipeline.bench(
+        args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
+    )
+    document = bench_report.document(report)
+    print(json_text(document) if args.json else bench_report.render(report), end="")
+    return 0
+
+
 def threads_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=f"{PROG} threads",
@@ -207,7 +247,12 @@ def _terminate(_signum: int, _frame: object) -> None:
 
 
 def _dispatch(args: list[str]) -> int:
-    commands = {"host": _host_command, "compare": _compare_command, "threads": _threads_command}
+    commands = {
+        "host": _host_command,
+        "compare": _compare_command,
+        "threads": _threads_command,
+        "bench": _bench_command,
+    }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:
         return commands[args[0]](args[1:])

@@ -277,3 +277,54 @@ def compiled_id(variant: BenchVariant) -> str:
 
 def bench_source(unit_id: str) -> str:
     return f"v_{unit_id}.cpp"
+
+
+CONTEST_HEADER = "tuned.hpp"
+CONTEST_ASSERTS_HEADER = "tuned_asserts.hpp"
+ASSERTS_SUFFIX = "_asserts"
+
+
+def render_contest_files(
+    params: ChannelParams,
+    event_bytes: int,
+    header_text: str,
+    namespace: str,
+    *,
+    tuned_rows: tuple[str, ...],
+    app: AppWork = AppWork(),
+) -> dict[str, str]:
+    """`hspc-gen bench`'s Meson project: the user's generated header (`namespace`) compiled as
+    it is and, renamed to `<namespace>_asserts`, once more with asserts on (a second namespace,
+    so the two builds of one template never meet at link time), beside the peers and the
+    harness under `include/`. `tuned_rows` are the run functions the tuned translation units
+    define (`run_<row>`)."""
+    opening = f"namespace {namespace} {{\n"
+    if header_text.count(opening) != 1:
+        raise ValueError(f"the header does not open namespace {namespace} once")
+    renamed = header_text.replace(opening, f"namespace {namespace}{ASSERTS_SUFFIX} {{\n")
+    env = environment()
+    common = {"version": __version__, "event_bytes": event_bytes}
+    files = {f"include/{path}": text for path, text in _runtime_headers().items()}
+    files.update(app.files)
+    files[CONTEST_HEADER] = header_text
+    files[CONTEST_ASSERTS_HEADER] = renamed
+    tuned = env.get_template("bench/contest/tuned.cpp.j2")
+    files["tuned.cpp"] = tuned.render(
+        header=CONTEST_HEADER, namespace=namespace, suffix="", **common
+    )
+    files["tuned_asserts.cpp"] = tuned.render(
+        header=CONTEST_ASSERTS_HEADER,
+        namespace=namespace + ASSERTS_SUFFIX,
+        suffix=ASSERTS_SUFFIX,
+        **common,
+    )
+    files["main.cpp"] = env.get_template("bench/contest/main.cpp.j2").render(
+        params=params, tuned_rows=tuned_rows, **common
+    )
+    files["meson.build"] = env.get_template("bench/contest/meson.build.j2").render(
+        app_sources=[name for name, _ in app.files],
+        app_defines=app.defines,
+        app_include_dirs=app.include_dirs,
+        **common,
+    )
+    return files

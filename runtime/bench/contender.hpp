@@ -80,6 +80,52 @@ class PerEvent : public ChannelContender<Ch> {
   static constexpr bool kBulk = false;
 };
 
+// The same channel moved in runs: the producer gathers kRun events privately and hands them over
+// with push(ptr, n), the consumer copies out up to kRun with pop(ptr, max) (the peers' bulk calls).
+template <class Ch, std::size_t kRun = 256>
+class RunsOf {
+ public:
+  using Event = typename detail::ChannelEvent<Ch>::type;
+  static constexpr bool kBulk = true;
+  static constexpr std::size_t kCapacityBytes = detail::ChannelCapacity<Ch>::value;
+
+  void begin(std::uint64_t /*events*/) noexcept {}  // the channel ends by close()
+  void push(const Event& ev) {
+    runs_->in[runs_->fill++] = ev;
+    if (runs_->fill == kRun) hand_over();
+  }
+  void flush() {
+    hand_over();
+    ch_->flush();
+  }
+  void close() {
+    hand_over();
+    ch_->close();
+  }
+  template <class F>
+  std::size_t consume(F&& f) {
+    const std::size_t n = ch_->pop(runs_->out, kRun);
+    if (n != 0) f(static_cast<const Event*>(runs_->out), n);
+    return n;
+  }
+  bool pop(Event& ev) { return ch_->pop(ev); }
+
+ private:
+  void hand_over() {
+    if (runs_->fill != 0) ch_->push(runs_->in, runs_->fill);
+    runs_->fill = 0;
+  }
+  // Each side's run on its own lines (the producer's fill with its events, away from the
+  // consumer's copy).
+  struct Runs {
+    alignas(128) Event in[kRun];
+    std::size_t fill = 0;
+    alignas(128) Event out[kRun];
+  };
+  std::unique_ptr<Ch> ch_ = std::make_unique<Ch>();
+  std::unique_ptr<Runs> runs_ = std::make_unique<Runs>();
+};
+
 // What the harness drives for a type named in a variant table: contenders as they are, a bare
 // channel type as a bulk ChannelContender.
 template <class T, class = void>

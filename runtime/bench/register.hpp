@@ -252,7 +252,12 @@ inline std::optional<Options> init(int& argc, char** argv) {
 }
 
 // The whole main() of a rendered benchmark: exit status 0, or 2 for a bad command line or plan.
+// `--list_variants` alone prints the variant table's ids, one per line (what this build has).
 inline int plan_main(int argc, char** argv, const Variant* begin, const Variant* end) {
+  if (argc == 2 && std::string(argv[1]) == "--list_variants") {
+    for (const Variant* v = begin; v != end; ++v) std::printf("%s\n", v->id);
+    return 0;
+  }
   const std::optional<Options> opt = init(argc, argv);
   if (!opt) return 2;
   if (opt->plan_path.empty()) {

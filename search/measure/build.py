@@ -39,13 +39,14 @@ class Project:
 
     files: Mapping[str, str]
     variants: Mapping[str, str]
+    options: tuple[str, ...] = MESON_OPTIONS  # meson setup's options (the compile flags)
 
     @property
     def source_hash(self) -> str:
         digest = hashlib.sha256()
         for path in sorted(self.files):
             digest.update(path.encode() + b"\0" + self.files[path].encode() + b"\0")
-        digest.update(" ".join(MESON_OPTIONS).encode())
+        digest.update(" ".join(self.options).encode())
         return digest.hexdigest()[:16]
 
 
@@ -102,7 +103,9 @@ def _compile(project: Project, root: Path) -> tuple[int, str, Path]:
     _write_project(project, source_dir)
     log = ""
     if not (build_dir / "build.ninja").exists():
-        code, log = _run([tool("meson"), "setup", *MESON_OPTIONS, str(build_dir), str(source_dir)])
+        code, log = _run(
+            [tool("meson"), "setup", *project.options, str(build_dir), str(source_dir)]
+        )
         if code != 0:
             return code, log, build_dir / EXECUTABLE
     code, out = _run([tool("ninja"), "-C", str(build_dir), "-k", "0", "-j", str(JOBS)])

@@ -127,7 +127,7 @@ def work_fields(w: Workload) -> str:
     )
 
 
-def _line(head: str, events: int, cpus: tuple[int, int], w: Workload) -> str:
+def plan_line(head: str, events: int, cpus: tuple[int, int], w: Workload) -> str:
     """`head` is NAME KIND VARIANT; the rest of the line is the sample's size, CPUs and work."""
     paced = any(f" {kind} " in head for kind in ("latency", PACED_KIND))
     pace = f" pace_ns={LATENCY_PACE_NS:g}" if paced else ""
@@ -146,7 +146,7 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
             name = f"r{round_number}/{arm}"
             if is_baseline(arm):
                 head = f"{name} {arm} {plan.incumbent}"
-                lines.append(_line(head, plan.events_per_sample, home, invocation.workload))
+                lines.append(plan_line(head, plan.events_per_sample, home, invocation.workload))
                 continue
             variant = base_of(arm)
             p = invocation.params[variant]
@@ -155,7 +155,9 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
             # A latency arm beside throughput samples: as many paced events as fill a sample.
             events = plan.events_per_sample
             events = min(events, PACED_SAMPLE_EVENTS) if is_latency(arm) else events
-            lines.append(_line(head, events, (p.producer_cpu, p.consumer_cpu), invocation.workload))
+            lines.append(
+                plan_line(head, events, (p.producer_cpu, p.consumer_cpu), invocation.workload)
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,73 @@
+"""`hspc-gen bench` as a user meets it: a real build of the tuned header beside the host's peers,
+real threads, every sample checked; and its refusals (one message, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_cli import EXAMPLE, assert_one_clear_error, hspc_gen, listing
+
+PEERS = {"boost_spsc_bulk", "moodycamel_cq_bulk", "atomic_queue_spsc", "tbb_bounded_queue"}
+
+
+@pytest.fixture(scope="module")
+def estimated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled example tuned at --effort estimate: a header and its result, no measuring."""
+    out = tmp_path_factory.mktemp("estimated")
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hspc_gen", "bench", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+
+
+def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    done = bench("--target", EXAMPLE, "--out", estimated, "--rounds", "3", "--cache", cache)
+    assert done.returncode == 0, done.stderr
+    assert "| tuned_consume |" in done.stdout and "1 (the reference)" in done.stdout
+    report = json.loads((estimated / "hspc-bench.json").read_text())
+    rows = {row["id"]: row for row in report["rows"]}
+    tuned = {"tuned_consume", "tuned_pop", "tuned_runs", "tuned_usage", "tuned_consume_asserts"}
+    lines = {"whole_buffers", "p0_parallel", "producer_alone", "consumer_alone"}
+    assert tuned | lines | PEERS <= set(rows)  # ./dev setup installs every peer's -dev package
+    for row in rows.values():  # every contender delivered every event, checked by checksum
+        assert row["status"] == "ok", row
+        assert row["events_per_second"]["n"] == 3 and row["events_per_second"]["median"] > 0
+    assert rows["tuned_consume"]["speed_vs_reference"] is None
+    assert rows["boost_spsc_bulk"]["speed_vs_reference"]["median"] > 0
+    assert report["cxxflags"] == "-O2 -DNDEBUG" and report["missing"] == []
+
+
+def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
+    estimated: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    args = ("--target", EXAMPLE, "--from", estimated / "hspc-result.json", "--out", out)
+    done = bench(*args, "--cxxflags", "-O2 -fno-such-flag", "--cache", tmp_path / "cache")
+    assert_one_clear_error(done, "did not build with --cxxflags", "-fno-such-flag")
+    assert not out.exists() or listing(out) == []
+
+
+def test_bench_without_a_result_or_with_bad_rounds_says_what_is_missing(tmp_path: Path) -> None:
+    assert_one_clear_error(bench("--target", EXAMPLE, "--out", tmp_path), "no result at")
+    assert_one_clear_error(
+        bench("--target", EXAMPLE, "--out", tmp_path, "--rounds", "1"), "--rounds"
+    )
+    assert listing(tmp_path) == []
+
+
+def test_help_lists_bench() -> None:
+    assert "bench" in hspc_gen("--help").stdout

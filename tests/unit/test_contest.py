@@ -1,0 +1,103 @@
+"""hspc_gen.search.contest and reports.bench without a compiler: the plan's interleaved rounds,
+the sizing of samples, the rows paired against the tuned channel, the asserts copy's namespace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.bench import BenchReport
+from hspc_gen.render import AppWork, render_contest_files
+from hspc_gen.reports import bench as bench_report
+from hspc_gen.search import contest
+from hspc_gen.search.records import Sample
+from hspc_gen.target import Workload
+
+PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
+HEADER = (
+    "// a header\nnamespace app {\ntemplate <class T> struct Channel {};\n}  // namespace app\n"
+)
+
+
+def a_contest(**fields: object) -> contest.Contest:
+    return contest.Contest(
+        target="app",
+        fingerprint="f",
+        compiler="g++",
+        params=PARAMS,
+        header=Path("app_channel.hpp"),
+        namespace="app",
+        workload=Workload(),
+        app=AppWork(),
+        event_bytes=8,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def sample(arm: str, round_number: int, ns_per_event: float, verified: bool = True) -> Sample:
+    events = 1000
+    return Sample(arm, round_number, events, ns_per_event * events, 0, 0, 0, 0, 0, verified)
+
+
+def test_every_round_runs_every_arm_once_in_its_own_order() -> None:
+    events = {"tuned_consume": 5000, "boost_spsc_bulk": 3000, "producer_alone": 7000}
+    lines = contest.plan_text(a_contest(), events, first=1, rounds=4).splitlines()
+    assert len(lines) == 12
+    for r in range(1, 5):
+        mine = [line for line in lines if line.startswith(f"r{r}/")]
+        assert sorted(line.split()[0] for line in mine) == sorted(f"r{r}/{a}" for a in events)
+    # A baseline runs as its own kind with the reference's event type; a peer as throughput.
+    assert any(
+        line.startswith("r1/producer_alone producer_alone tuned_consume 7000 ") for line in lines
+    )
+    assert any(
+        line.startswith("r1/boost_spsc_bulk throughput boost_spsc_bulk 3000 ") for line in lines
+    )
+    orders = {
+        tuple(line.split()[0].split("/")[1] for line in lines[i : i + 3]) for i in (0, 3, 6, 9)
+    }
+    assert len(orders) > 1  # shuffled, so drift does not fall on one arm
+    assert contest.plan_text(a_contest(), events, 1, 4) == "\n".join(lines) + "\n"  # seeded
+
+
+def test_samples_are_sized_to_last_about_the_same_time() -> None:
+    probe = [sample("fast", 0, 1.0), sample("slow", 0, 200.0), sample("glacial", 0, 1e6)]
+    sized = contest.sized(probe, ["fast", "slow", "glacial", "crashed"])
+    assert sized["fast"] == int(contest.SAMPLE_SECONDS * 1e9)
+    assert sized["slow"] == int(contest.SAMPLE_SECONDS * 1e9 / 200)
+    assert sized["glacial"] == contest.MIN_EVENTS and "crashed" not in sized
+
+
+def test_rows_pair_each_contender_with_the_tuned_channel_and_keep_failures() -> None:
+    samples = [sample("tuned_consume", r, 1.0 + 0.01 * r) for r in range(8)]
+    samples += [sample("boost_spsc_bulk", r, 2.0 + 0.02 * r) for r in range(8)]
+    arms = ("tuned_consume", "boost_spsc_bulk", "tbb_bounded_queue")
+    failed = {"tbb_bounded_queue": (Status.timeout, "hung")}
+    rows = {row.contender.id: row for row in contest.rows(samples, arms, failed)}
+    assert set(rows) == set(arms)
+    assert rows["tuned_consume"].vs_reference is None
+    speed = rows["boost_spsc_bulk"].vs_reference
+    assert speed is not None and speed.median == pytest.approx(0.5) and speed.n == 8
+    assert (
+        rows["tbb_bounded_queue"].status is Status.timeout
+        and rows["tbb_bounded_queue"].rate is None
+    )
+    report = BenchReport(
+        "app", "f", 8, PARAMS, "h.hpp", "-O2", "g++", 8, "tuned_consume", tuple(rows.values())
+    )
+    text = bench_report.render(report)
+    assert "| boost_spsc_bulk |" in text and "0.500 [" in text and "timeout: hung" in text
+    assert bench_report.document(report)["rows"][2]["status"] == "timeout"
+
+
+def test_the_asserts_copy_lives_in_its_own_namespace() -> None:
+    files = render_contest_files(PARAMS, 8, HEADER, "app", tuned_rows=contest.TUNED_ROWS)
+    assert "namespace app_asserts {" in files["tuned_asserts.hpp"]
+    assert files["tuned.hpp"] == HEADER
+    assert "run_tuned_consume_asserts" in files["tuned_asserts.cpp"]
+    assert "-UNDEBUG" in files["meson.build"]
+    assert all(f'{{"{row}", &run_{row}}}' in files["main.cpp"] for row in contest.TUNED_ROWS)
+    with pytest.raises(ValueError, match="namespace other"):
+        render_contest_files(PARAMS, 8, HEADER, "other", tuned_rows=contest.TUNED_ROWS)
