@@ -60,7 +60,9 @@ Sample two_sided(const Workload& w, Context& ctx, ConsumerBody consumer, Produce
   });
   Clock::time_point t0{};
   Clock::time_point producer_end{};
-  Launch::run([&] {
+  // The producer's body travels by value, as a user's loop inside run_with_stack_offset would
+  // capture its channel: its captures then live in the launched frame, not behind a reference.
+  Launch::run([&, producer]() mutable {
     ScopedPin pin(w.producer_cpu);
     ThreadProbe probe;
     probe.start();
