@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from hspc_gen import __version__, pipeline
+from hspc_gen import __version__, bench, pipeline
 from hspc_gen.batch import Show
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserCodeError, UserError
@@ -163,7 +163,7 @@ def _bench_command(argv: Sequence[str]) -> int:
     if not 3 <= args.rounds <= 200:
         raise UserError(f"--rounds must be between 3 and 200, not {args.rounds}")
     show = _progress(args.json)
-    report = pipeline.bench(
+    report = bench.bench(
         args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
     )
     document = bench_report.document(report)

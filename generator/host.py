@@ -27,6 +27,7 @@ from hspc_gen.host_sysfs import (
     read_cpu_quota,
     read_cpuinfo,
     read_cpus,
+    read_huge_pages,
     read_nodes,
     read_online,
     read_text,
@@ -59,6 +60,7 @@ class Host:
     model_name: str
     kernel: str
     compiler: str
+    huge_pages: str = ""  # transparent huge pages: always, madvise or never ("": not offered)
 
     @property
     def cores(self) -> int:
@@ -165,6 +167,7 @@ class Host:
             "model_name": self.model_name,
             "kernel": self.kernel,
             "compiler": self.compiler,
+            "huge_pages": self.huge_pages,
             "fingerprint": self.fingerprint,
         }
 
@@ -195,6 +198,7 @@ def read_host(sysfs_root: Path = LIVE_SYSFS, proc_root: Path = LIVE_PROC) -> Hos
         model_name=info.model_name,
         kernel=_kernel(sysfs_root),
         compiler=compiler_version(),
+        huge_pages=read_huge_pages(sysfs_root / "kernel" / "mm" / "transparent_hugepage"),
     )
 
 

@@ -274,3 +274,13 @@ def read_allowed(online: Iterable[int], cgroup_root: Path, self_cgroup: Path) ->
     if text:
         allowed &= set(parse_cpu_list(text, effective))
     return tuple(sorted(allowed))
+
+
+def read_huge_pages(folder: Path) -> str:
+    """The transparent huge pages mode, the bracketed word of `enabled` ("" when not offered)."""
+    try:
+        text = (folder / "enabled").read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    start, end = text.find("["), text.find("]")
+    return text[start + 1 : end] if 0 <= start < end else ""

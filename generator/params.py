@@ -16,7 +16,7 @@ from hspc_gen.model import (
 )
 from hspc_gen.units import parse_size
 
-_SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes"})
+_SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes", "prefetch_bytes"})
 _MEMORY = ("buffers", "buffer_bytes")
 
 

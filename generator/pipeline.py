@@ -34,21 +34,17 @@ from hspc_gen.emit import HeaderWriter, json_text, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive
-from hspc_gen.model.bench import BenchReport
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
-from hspc_gen.reports import bench as bench_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, schedule, tune
-from hspc_gen.search.contest import Contest
-from hspc_gen.search.contest import measure as measure_contest
 from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.measure.toolchain import Prepared, app_work
+from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.space import Space
 from hspc_gen.search.store import locked
@@ -220,7 +216,8 @@ def _deadline(
 ) -> float:
     """The batch's step's deadline in the time plan (costed as it came, if unforeseen)."""
     baselines = next((s.baselines for s in plan.steps if s.stage == stage), 0)
-    step = schedule.StepOutline(stage, batch.step, len(batch.candidates), batch.rounds, baselines)
+    points, compiled = len(batch.candidates), batch.compiled_points
+    step = schedule.StepOutline(stage, batch.step, points, batch.rounds, baselines, compiled)
     return plan.step_deadline(step, done)
 
 
@@ -341,54 +338,6 @@ def compare(
         machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
         evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
     return findings.comparison(evaluation, [str(p) for p in results], target.objective)
-
-
-def bench(  # noqa: PLR0917 (the command's own options, in its order)
-    target_path: Path,
-    result: Path | None,
-    out: Path | None,
-    rounds: int,
-    cxxflags: str,
-    cache: Path | None,
-    show: Show = quiet,
-) -> BenchReport:
-    """`hspc-gen bench`: the header an earlier run wrote, beside the host's peer queues and the
-    limit lines, timed side by side; hspc-bench.json beside the result."""
-    target, host = load_target(target_path), read_host()
-    written = Outputs.of(target, out)
-    source = result or written.result
-    if not source.is_file():
-        raise UserError(f"no result at {source}: run hspc-gen --target first, or pass --from")
-    params = wiring.winner_of(source, target)
-    header = _header_beside(source, target, written)
-    folder = out or target.output.report
-    wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)
-    contest = Contest(
-        target=target.name,
-        fingerprint=host.fingerprint,
-        compiler=host.compiler,
-        params=params,
-        header=header,
-        namespace=target.output.namespace,
-        workload=target.workload,
-        app=app_work(target.workload),
-        event_bytes=target.event.size,
-        cxxflags=cxxflags,
-        rounds=rounds,
-    )
-    store = wiring.record_store(host, cache)
-    with locked(store, math.inf, show):
-        report = measure_contest(contest, wiring.cache_dir(cache) / "bench", show)
-    write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
-    return report
-
-
-def _header_beside(result: Path, target: Target, written: Outputs) -> Path:
-    """The header the result's run wrote: beside the result, else where the target puts it."""
-    for path in (result.parent / target.output.header.name, written.header):
-        if path.is_file():
-            return path
-    raise UserError(f"no {target.output.header.name} beside {result} nor at {written.header}")
 
 
 def threads(  # noqa: PLR0917 (the command's own options, in its order)

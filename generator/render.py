@@ -298,16 +298,12 @@ def render_contest_files(
     so the two builds of one template never meet at link time), beside the peers and the
     harness under `include/`. `tuned_rows` are the run functions the tuned translation units
     define (`run_<row>`)."""
-    opening = f"namespace {namespace} {{\n"
-    if header_text.count(opening) != 1:
-        raise ValueError(f"the header does not open namespace {namespace} once")
-    renamed = header_text.replace(opening, f"namespace {namespace}{ASSERTS_SUFFIX} {{\n")
     env = environment()
     common = {"version": __version__, "event_bytes": event_bytes}
     files = {f"include/{path}": text for path, text in _runtime_headers().items()}
     files.update(app.files)
     files[CONTEST_HEADER] = header_text
-    files[CONTEST_ASSERTS_HEADER] = renamed
+    files[CONTEST_ASSERTS_HEADER] = _renamed(header_text, namespace, namespace + ASSERTS_SUFFIX)
     tuned = env.get_template("bench/contest/tuned.cpp.j2")
     files["tuned.cpp"] = tuned.render(
         header=CONTEST_HEADER, namespace=namespace, suffix="", **common
@@ -328,3 +324,11 @@ def render_contest_files(
         **common,
     )
     return files
+
+
+def _renamed(header_text: str, namespace: str, new: str) -> str:
+    """The header with its namespace renamed (it opens it once, on a line of its own)."""
+    opening = f"namespace {namespace} {{\n"
+    if header_text.count(opening) != 1:
+        raise ValueError(f"the header does not open namespace {namespace} once")
+    return header_text.replace(opening, f"namespace {new} {{\n")

@@ -96,6 +96,7 @@ def host_shape(host: Host) -> HostShape:
         llc_groups=tuple(tuple(g) for g in host.llc_groups()),
         cache_line_bytes=host.cache_line_bytes,
         l2_bytes=host.l2_bytes_per_core(),
+        huge_pages=host.huge_pages in {"always", "madvise"},
     )
 
 

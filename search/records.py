@@ -162,6 +162,8 @@ def params_from_dict(data: Mapping[str, Any]) -> ChannelParams:
         producer_cpu=int(data.get("producer_cpu", -1)),
         consumer_cpu=int(data.get("consumer_cpu", -1)),
         spin_ns=int(data.get("spin_ns", DEFAULT_SPIN_NS)),
+        prefetch_bytes=int(data.get("prefetch_bytes", 0)),
+        huge_pages=int(data.get("huge_pages", 0)),
     )
 
 

@@ -42,10 +42,15 @@ class StepOutline:
     points: int
     rounds: int
     baselines: int
+    compiled: int = 0  # distinct compile-time points (0: one per point)
 
     @property
     def key(self) -> tuple[int, str]:
         return self.stage, self.step
+
+    @property
+    def build_points(self) -> int:
+        return self.compiled or self.points
 
 
 def build_seconds(points: int, jobs: int, kinds: int = 1) -> float:
@@ -72,13 +77,13 @@ def race_seconds(arms: int, rounds: int) -> float:
 def need(outline: StepOutline, jobs: int) -> float:
     """What a step needs to build and race to its last round."""
     arms = outline.points + outline.baselines + 1
-    return build_seconds(outline.points, jobs) + race_seconds(arms, outline.rounds)
+    return build_seconds(outline.build_points, jobs) + race_seconds(arms, outline.rounds)
 
 
 def least(outline: StepOutline, jobs: int) -> float:
     """What a step needs at the least: its build and a first chunk of rounds."""
     arms = outline.points + outline.baselines + 1
-    return build_seconds(outline.points, jobs) + race_seconds(arms, stats.MIN_ROUNDS)
+    return build_seconds(outline.build_points, jobs) + race_seconds(arms, stats.MIN_ROUNDS)
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,7 @@ def plan_steps(
 ) -> Schedule:
     """Every step of the stages (strategy name, baselines run beside it), from the start point."""
     steps = tuple(
-        StepOutline(index, o.step, o.points, o.rounds, baselines)
+        StepOutline(index, o.step, o.points, o.rounds, baselines, o.compiled)
         for index, (strategy, baselines) in enumerate(stages)
         for o in registry.create(strategy, space, start, effort).outline()
     )

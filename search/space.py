@@ -16,6 +16,7 @@ from hspc_gen.model import (
     SPIN_GRAIN_NS,
     UNCALIBRATED,
     ChannelParams,
+    MiB,
     PinThreads,
     Primitive,
     SpinBudgets,
@@ -34,6 +35,13 @@ START_BUFFERS = 3
 START_BUFFER_BYTES = 4096
 UNPINNED_CPUS: tuple[int, int] = (-1, -1)
 SPIN_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
+PREFETCH_GRID: tuple[int, ...] = (0, 1024, 4096, 16384)
+"""The prefetch depths (the bytes of a slot prefetched as it is taken) an exhaustive search
+tries, each at most the buffer: past a few KiB the lines arrive before the loop needs them."""
+PREFETCH_SHORT: tuple[int, ...] = (0, 4096)
+"""The depths the default search tries: none, and a page."""
+HUGE_PAGE_BYTES = 2 * MiB
+"""The smallest block huge pages can back (runtime/hspc/limits.hpp: kHugePageBytes)."""
 """The spin budgets tried, as multiples of the calibrated one: the wait costs are medians of a
 noisy host, and the best budget also depends on how long the peer takes to publish."""
 
@@ -90,6 +98,7 @@ class HostShape:
     llc_groups: tuple[tuple[int, ...], ...] = ()
     cache_line_bytes: int = 64
     l2_bytes: int = 0
+    huge_pages: bool = False  # transparent huge pages can back a channel's block (madvise)
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,8 @@ class Space:
     placements: tuple[tuple[int, int], ...]
     spin: SpinBudgets = UNCALIBRATED  # the calibrated budgets each primitive starts from
     spin_fixed: int | None = None  # spin_ns as `--set` fixed it
+    prefetch_fixed: int | None = None  # prefetch_bytes as `--set` fixed it
+    huge_pages_fixed: int | None = None  # huge_pages as `--set` fixed it
 
     @classmethod
     def from_target(
@@ -167,6 +178,8 @@ class Space:
             primitives=(Primitive(str(primitive)),) if primitive is not None else self.primitives,
             placements=(placement,) if pinned else self.placements,
             spin_fixed=int(fixed["spin_ns"]) if "spin_ns" in fixed else None,
+            prefetch_fixed=int(fixed["prefetch_bytes"]) if "prefetch_bytes" in fixed else None,
+            huge_pages_fixed=int(fixed["huge_pages"]) if "huge_pages" in fixed else None,
         )
 
     def padding_values(self) -> tuple[int, ...]:
@@ -199,6 +212,22 @@ class Space:
         never = {0} if primitive is not Primitive.hybrid else set()  # hybrid at 0 is the futex
         return tuple(sorted(v for v in grains | never if v <= high))
 
+    def prefetch_values(self, params: ChannelParams, full: bool = True) -> tuple[int, ...]:
+        """The prefetch depths worth trying at `params`: PREFETCH_GRID (or PREFETCH_SHORT) up to
+        its buffer size, or the one `--set` fixed."""
+        if self.prefetch_fixed is not None:
+            return (self.prefetch_fixed,)
+        grid = PREFETCH_GRID if full else PREFETCH_SHORT
+        return tuple(v for v in grid if v <= params.buffer_bytes)
+
+    def huge_pages_values(self, params: ChannelParams) -> tuple[int, ...]:
+        """Huge pages off, and on where they apply: the host offers transparent huge pages and
+        the buffers fill at least one (elsewhere the variant declines: only 0 is proposed)."""
+        if self.huge_pages_fixed is not None:
+            return (self.huge_pages_fixed,)
+        big = params.buffers * params.buffer_bytes >= HUGE_PAGE_BYTES
+        return (0, 1) if self.host.huge_pages and big else (0,)
+
     def fits(self, buffers: int, buffer_bytes: int) -> bool:
         """The memory bound, and each buffer holding at least one event."""
         return buffers * buffer_bytes <= self.max_buffer_memory and buffer_bytes >= self.event_bytes
@@ -213,9 +242,18 @@ class Space:
             (params.primitive in self.primitives, "primitive"),
             ((params.producer_cpu, params.consumer_cpu) in self.placements, "placement"),
             (self.spin_fixed in (None, params.spin_ns), "spin_ns"),
+            (
+                self._allowed("prefetch_bytes", params.prefetch_bytes, self.prefetch_fixed),
+                "prefetch_bytes",
+            ),
+            (self._allowed("huge_pages", params.huge_pages, self.huge_pages_fixed), "huge_pages"),
             (self.fits(params.buffers, params.buffer_bytes), "buffers * buffer_bytes"),
         ]
         return tuple(name for ok, name in checks if not ok)
+
+    @staticmethod
+    def _allowed(name: str, value: int, fixed: int | None) -> bool:
+        return LIMITS[name].allows(value) and fixed in (None, value)
 
     def contains(self, params: ChannelParams) -> bool:
         return not self.violations(params)
@@ -242,6 +280,8 @@ class Space:
             producer_cpu=producer,
             consumer_cpu=consumer,
             spin_ns=self.spin_for(self.primitives[0]),
+            prefetch_bytes=self.prefetch_fixed or 0,
+            huge_pages=self.huge_pages_fixed or 0,
         )
 
     def grid(self) -> tuple[tuple[int, int], ...]:

@@ -328,23 +328,32 @@ def trimmed(batch: Batch, keep: int) -> Batch:
     return make_batch(batch.stage, batch.step, kept, batch.incumbent.params, batch.rounds)
 
 
+def _unpinned(params: ChannelParams) -> ChannelParams:
+    return params.replace(producer_cpu=-1, consumer_cpu=-1)
+
+
+def _codes(step: StepResult) -> set[ChannelParams]:
+    """The distinct code a step ranked (its points less their placements)."""
+    return {_unpinned(step.batch.params_of(arm)) for arm in step.decision.ranking}
+
+
 def confirmation_batch(
     history: Sequence[StepResult], winner: ChannelParams, effort: Effort
 ) -> Batch:
     """The winner and the runners-up, for a fresh process to re-measure: selection used
     screening data, so the reported numbers must not (the winner's curse). The runners-up come
-    from the latest decision that ranked at least CONFIRM_TOP points: a placement step ranks only
+    from the latest decision that ranked at least CONFIRM_TOP distinct codes: a placement step ranks
     the winner's own placements, and a winner that collapses in a fresh process (a spinning
     waiter on a full host does) must meet real alternatives there, not copies of itself."""
     decided = [step for step in history if step.decision.winner is not None]
-    ranked = [step for step in decided if len(step.decision.ranking) >= CONFIRM_TOP]
+    ranked = [step for step in decided if len(_codes(step)) >= CONFIRM_TOP]
     source = ranked[-1] if ranked else (decided[-1] if decided else None)
     contenders = [winner]
-    itself = winner.replace(producer_cpu=-1, consumer_cpu=-1)  # a placement of the winner
+    seen = {_unpinned(winner)}  # one placement of each code: the winner's own is the winner
     if source is not None:
         for arm in source.decision.ranking:
             params = source.batch.params_of(arm)
-            unpinned = params.replace(producer_cpu=-1, consumer_cpu=-1)
-            if unpinned != itself and params not in contenders and len(contenders) < CONFIRM_TOP:
+            if _unpinned(params) not in seen and len(contenders) < CONFIRM_TOP:
                 contenders.append(params)
+                seen.add(_unpinned(params))
     return make_batch("confirm", "confirm", contenders, winner, CONFIRM_ROUNDS[effort])

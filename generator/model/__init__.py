@@ -94,6 +94,10 @@ class ChannelParams:
     producer_cpu: int = -1
     consumer_cpu: int = -1
     spin_ns: int = DEFAULT_SPIN_NS  # how long a spinning wait spins before it yields or sleeps
+    # Code shape: the bytes of each slot prefetched as it is taken (0: none), and the channel's
+    # block on transparent huge pages (1) or small pages (0).
+    prefetch_bytes: int = 0
+    huge_pages: int = 0
 
     def replace(self, **changes: object) -> ChannelParams:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
@@ -103,12 +107,17 @@ class ChannelParams:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def identity(self) -> dict[str, int | str]:
-        """The values that name the point in ids and hashes: `as_dict`, with spin_ns left out at
-        its default, so that an id from before the spin budget was searched names the same point."""
+        """The values that name the point in ids and hashes: `as_dict`, with the parameters added
+        later left out at their defaults, so that an id from before they were searched names the
+        same point."""
         values = self.as_dict()
-        if self.spin_ns == DEFAULT_SPIN_NS:
-            del values["spin_ns"]
+        for name, default in _LATER_DEFAULTS.items():
+            if values[name] == default:
+                del values[name]
         return values
+
+
+_LATER_DEFAULTS: dict[str, int] = {"spin_ns": DEFAULT_SPIN_NS, "prefetch_bytes": 0, "huge_pages": 0}
 
 
 def _plain(value: object) -> int | str:
@@ -161,6 +170,8 @@ LIMITS: dict[str, Limit] = {
     "buffers": Limit(2, 64),
     "buffer_bytes": Limit(64, 16 * MiB, bytes=True),
     "spin_ns": Limit(0, 1_000_000),
+    "prefetch_bytes": Limit(0, 64 * KiB, powers_of_two=True, bytes=True),
+    "huge_pages": Limit(0, 1),
 }
 """One table of the parameter limits: `--set`, the search space and the estimate all read it."""
 

@@ -68,11 +68,17 @@ namespace hspc {
 // block); with PaddingBytes >= kCacheLineBytes (64) each region also starts on a line of its own,
 // so no two regions share a line (at 128, no two share an adjacent-line prefetch pair).
 // PaddingBytes = 0 packs them, keeping only natural alignment: the tuner's reference point.
+//
+// Code shape: PrefetchBytes != 0 prefetches that much of each slot as it is taken (the producer
+// for writing, the consumer for reading); HugePages puts a block of at least 2 MiB on transparent
+// huge pages (madvise; a kernel without them keeps small pages). Neither changes what is delivered.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
-class BasicChannel
-    : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs> {
-  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs>;
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
+          std::size_t PrefetchBytes = 0, bool HugePages = false>
+class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes,
+                                              MaxLatencyNs, PrefetchBytes, HugePages> {
+  using Ring = detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBytes, PaddingBytes, MaxLatencyNs,
+                                PrefetchBytes, HugePages>;
   using Producer = typename Ring::Producer;
 
   static_assert(std::is_trivially_copyable_v<T>,
@@ -84,6 +90,9 @@ class BasicChannel
                     (detail::is_power_of_two(PaddingBytes) && PaddingBytes <= kMaxPaddingBytes),
                 "PaddingBytes must be 0 or a power of two <= 512");
   static_assert(SpinNs <= kMaxSpinNs, "SpinNs must be at most 1 ms (1000000)");
+  static_assert(PrefetchBytes == 0 ||
+                    (detail::is_power_of_two(PrefetchBytes) && PrefetchBytes <= kMaxPrefetchBytes),
+                "PrefetchBytes must be 0 or a power of two <= 64 KiB");
 
  public:
   using value_type = T;
@@ -95,6 +104,8 @@ class BasicChannel
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
+  static constexpr std::size_t kPrefetchBytes = PrefetchBytes;
+  static constexpr bool kHugePages = HugePages;
   static constexpr std::size_t kEventsPerBuffer = Ring::kEventsPerBuffer;
 
   using Layout = typename Ring::Layout;

@@ -32,4 +32,12 @@ inline constexpr std::size_t kMaxStackOffsetBytes = std::size_t{64} << 10;  // 6
 // on any host we know: a waiter still spinning then should have slept long before.
 inline constexpr std::size_t kMaxSpinNs = 1000000;  // 1 ms
 
+// PrefetchBytes: how much of a slot the producer (for writing) and the consumer (for reading)
+// prefetch on taking it: 0, or a power of two up to this (a code-shape variant).
+inline constexpr std::size_t kMaxPrefetchBytes = std::size_t{64} << 10;  // 64 KiB
+
+// HugePages: a block at least this large is aligned to it and advised onto transparent huge pages
+// (a code-shape variant; a smaller block, or a kernel without them, keeps its small pages).
+inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;  // 2 MiB
+
 }  // namespace hspc

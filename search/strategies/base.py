@@ -40,6 +40,12 @@ class Batch:
         if len(set(ids)) != len(ids):
             raise ValueError(f"batch {self.step}: duplicate candidates")
 
+    @property
+    def compiled_points(self) -> int:
+        """The distinct code its build compiles: candidates differing only in their CPUs share
+        one compile-time point."""
+        return len({c.params.replace(producer_cpu=-1, consumer_cpu=-1) for c in self.candidates})
+
     def params_of(self, arm: str) -> ChannelParams:
         for c in self.candidates:
             if c.id == arm:
@@ -75,6 +81,7 @@ class Outline:
     step: str
     points: int
     rounds: int
+    compiled: int = 0  # distinct compile-time points (0: one per point)
 
 
 class Strategy(Protocol):
@@ -94,9 +101,9 @@ def outline_of(stage: str, steps: Sequence[tuple[str, Sequence[ChannelParams]]],
     """The steps (name, points around `start`) that have something to compare."""
     out = []
     for step, points in steps:
-        size = len(make_batch(stage, step, points, start, rounds).candidates)
-        if size > 1:
-            out.append(Outline(step, size, rounds))
+        batch = make_batch(stage, step, points, start, rounds)
+        if len(batch.candidates) > 1:
+            out.append(Outline(step, len(batch.candidates), rounds, batch.compiled_points))
     return tuple(out)
 
 

@@ -4,9 +4,11 @@ With the real producer and consumer plugged in, the paper found that the synchro
 and the buffer size (events are a different size now) mattered most, and processor affinity gave
 about 5%. So: every allowed primitive x the buffer sizes around the Stage One best (same buffer
 count), then, for a primitive that spins, its spin budget around the one calibrated on the host
-(search/measure/calibrate.py), then the winner under each placement. With `joint`, one batch of
-primitives x sizes x placements instead, for when placement and primitive interact (a spinning
-waiter collapses when its peer shares its CPU), then the spin budget.
+(search/measure/calibrate.py), then the winner under each placement, each with the code shapes
+(prefetching none or some of each buffer as it is taken, and huge pages where they apply). With
+`joint` (exhaustive effort), one batch of primitives x sizes x placements instead, for when
+placement and primitive interact (a spinning waiter collapses when its peer shares its CPU), then
+the spin budget, then every code shape of the prefetch grid.
 """
 
 from __future__ import annotations
@@ -72,8 +74,25 @@ def spin_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
     return [best.replace(spin_ns=v) for v in space.spin_values(best.primitive)]
 
 
+def shape_points(space: Space, best: ChannelParams, full: bool = True) -> list[ChannelParams]:
+    """The code-shape variants at the best point: each prefetch depth (`full`: the whole grid,
+    else none and one), with and without huge pages where they apply."""
+    depths = space.prefetch_values(best, full)
+    return [
+        best.replace(prefetch_bytes=d, huge_pages=h)
+        for d in depths
+        for h in space.huge_pages_values(best)
+    ]
+
+
 def placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
     return [best.replace(producer_cpu=p, consumer_cpu=c) for p, c in space.placements]
+
+
+def shape_placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
+    """Each placement with the code shapes: one build and one race for both questions, so that
+    the default budget still runs every step."""
+    return [q for p in placement_points(space, best) for q in shape_points(space, p, full=False)]
 
 
 def joint_points(space: Space, best: ChannelParams, options: Options) -> list[ChannelParams]:
@@ -91,11 +110,16 @@ class StageTwo:
     def _steps(self, best: ChannelParams) -> list[tuple[str, list[ChannelParams]]]:
         spin = ("spin", spin_points(self.space, best))
         if self.options.joint:
-            return [("primitive_placement", joint_points(self.space, best, self.options)), spin]
+            joint = joint_points(self.space, best, self.options)
+            return [
+                ("primitive_placement", joint),
+                spin,
+                ("code_shape", shape_points(self.space, best)),
+            ]
         return [
             ("primitive", primitive_points(self.space, best, self.options)),
             spin,
-            ("placement", placement_points(self.space, best)),
+            ("placement", shape_placement_points(self.space, best)),
         ]
 
     def outline(self) -> tuple[Outline, ...]:

@@ -43,11 +43,13 @@ constexpr std::uint32_t kBulkMax = 37;  // odd, so bulk runs straddle slot bound
 constexpr std::uint32_t kBelowWrap = 0xffffffffU;
 
 template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Padding,
-          std::size_t StackOffset, std::size_t MaxLatencyNs = 0, std::size_t SpinNs = 5000>
+          std::size_t StackOffset, std::size_t MaxLatencyNs = 0, std::size_t SpinNs = 5000,
+          std::size_t PrefetchBytes = 0, bool HugePages = false>
 struct Config {
   // 64-byte events also get 64-byte alignment: the layout must honour an over-aligned T.
   using Ev = Event<EventBytes, EventBytes == 64 ? 64 : 4>;
-  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding, SpinNs, MaxLatencyNs>;
+  using Channel = hspc::BasicChannel<Ev, kPrimitive, B, BufferBytes, Padding, SpinNs, MaxLatencyNs,
+                                     PrefetchBytes, HugePages>;
   static constexpr std::size_t kStackOffset = StackOffset;
 
   static std::string name() {
@@ -55,7 +57,9 @@ struct Config {
            " buffer_bytes=" + std::to_string(BufferBytes) + " event=" + std::to_string(EventBytes) +
            " padding=" + std::to_string(Padding) + " stack=" + std::to_string(StackOffset) +
            (MaxLatencyNs != 0 ? " bound_ns=" + std::to_string(MaxLatencyNs) : "") +
-           (SpinNs != 5000 ? " spin_ns=" + std::to_string(SpinNs) : "");
+           (SpinNs != 5000 ? " spin_ns=" + std::to_string(SpinNs) : "") +
+           (PrefetchBytes != 0 ? " prefetch=" + std::to_string(PrefetchBytes) : "") +
+           (HugePages ? " huge_pages" : "");
   }
 };
 
@@ -303,5 +307,14 @@ int main() {
           Config<8, 1024, 8, 64, 65536, 2000>,                // 128 per buffer
           Config<64, 65536, 8, 128, 0, 20000>,                // 8192 per buffer, 64 buffers
           Config<2, 16384, 64, 0, 4096, 200000, 1000000>>();  // 256 per buffer, spins 1 ms
+  // The code shapes (the last two arguments: prefetch bytes, huge pages): a prefetch shorter
+  // than, as long as and longer than a slot; huge pages on a block large enough for them (4 MiB
+  // of buffers), on one too small (the advice is skipped), and with a latency bound.
+  run_all<Config<3, 65536, 24, 128, 0, 0, 5000, 4096>,                  // prefetch a page of 64 KiB
+          Config<8, 1024, 8, 64, 4096, 0, 0, 1024>,                     // prefetch a whole slot
+          Config<2, 64, 16, 0, 0, 0, 50, 65536>,                        // prefetch past the slot
+          Config<4, 1048576, 24, 128, 0, 0, 5000, 16384, true>,         // 4 MiB on huge pages
+          Config<3, 1024, 8, 512, 65536, 0, 5000, 0, true>,             // too small: small pages
+          Config<64, 65536, 16, 64, 4096, 20000, 5000, 4096, true>>();  // bounded, 4 MiB, huge
   return 0;
 }

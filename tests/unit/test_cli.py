@@ -333,7 +333,8 @@ def test_user_code_that_fails_only_under_the_benchmark_is_named_and_the_run_fail
     tmp_path: Path,
 ) -> None:
     target = user_target(tmp_path, "crash_late_consumer.cpp")
-    done = hspc_gen("--target", target, "--effort", "quick", "--budget", "30s", "--json",
+    # The user's code runs from Stage Two on: the budget must reach it on a loaded machine too.
+    done = hspc_gen("--target", target, "--effort", "quick", "--budget", "60s", "--json",
                     "--cache", tmp_path / "cache", "--out", tmp_path / "o")  # fmt: skip
     assert done.returncode == 3, done.stderr
     crash = "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"

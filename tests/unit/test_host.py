@@ -22,7 +22,7 @@ import pytest
 from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
 from hspc_gen.host import Cache, Host, compiler_version, describe, read_host
-from hspc_gen.host_sysfs import read_allowed, read_cpu_quota
+from hspc_gen.host_sysfs import read_allowed, read_cpu_quota, read_huge_pages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 TREES = sorted(p.name for p in DATA.iterdir() if (p / "sys" / "devices").is_dir())
@@ -44,6 +44,7 @@ JSON_KEYS = {
     "model_name",
     "kernel",
     "compiler",
+    "huge_pages",
     "fingerprint",
 }
 
@@ -389,3 +390,10 @@ def test_tree_agrees_with_lstopo(name: str) -> None:
 def test_live_host_agrees_with_lstopo() -> None:
     # --disallowed: hwloc otherwise hides CPUs outside our cpuset, which are still online.
     assert ours(read_host()) == lstopo("--disallowed")
+
+
+def test_the_transparent_huge_pages_mode_is_the_bracketed_word(tmp_path: Path) -> None:
+    assert read_huge_pages(tmp_path) == ""  # not offered (a recorded tree, an old kernel)
+    (tmp_path / "enabled").write_text("always [madvise] never\n", encoding="utf-8")
+    assert read_huge_pages(tmp_path) == "madvise"
+    assert tree("2s-8c-2t").huge_pages == ""

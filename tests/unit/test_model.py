@@ -27,9 +27,9 @@ PRINT_LIMITS = """
 #include <cstdio>
 #include "hspc/limits.hpp"
 int main() {
-  std::printf("%zu %zu %zu %zu %zu %zu %zu\\n", hspc::kMinBuffers, hspc::kMaxBuffers,
+  std::printf("%zu %zu %zu %zu %zu %zu %zu %zu\\n", hspc::kMinBuffers, hspc::kMaxBuffers,
               hspc::kMinBufferBytes, hspc::kMaxBufferBytes, hspc::kMaxPaddingBytes,
-              hspc::kMaxStackOffsetBytes, hspc::kMaxSpinNs);
+              hspc::kMaxStackOffsetBytes, hspc::kMaxSpinNs, hspc::kMaxPrefetchBytes);
 }
 """
 
@@ -39,7 +39,7 @@ def test_the_limits_table_is_the_one_the_channel_enforces(tmp_path: Path) -> Non
     source.write_text(PRINT_LIMITS, encoding="utf-8")
     subprocess.run(["g++", "-std=c++17", f"-I{RUNTIME}", str(source), "-o", str(exe)], check=True)
     printed = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
-    buffers_low, buffers_high, bytes_low, bytes_high, padding, stack, spin = map(
+    buffers_low, buffers_high, bytes_low, bytes_high, padding, stack, spin, prefetch = map(
         int, printed.split()
     )
     assert (LIMITS["buffers"].low, LIMITS["buffers"].high) == (buffers_low, buffers_high)
@@ -48,6 +48,10 @@ def test_the_limits_table_is_the_one_the_channel_enforces(tmp_path: Path) -> Non
     assert LIMITS["stack_offset_bytes"].high == stack
     assert (LIMITS["spin_ns"].low, LIMITS["spin_ns"].high) == (0, spin)
     assert LIMITS["padding_bytes"].powers_of_two  # the channel's static_assert asks for it too
+    assert (LIMITS["prefetch_bytes"].high, LIMITS["prefetch_bytes"].powers_of_two) == (
+        prefetch,
+        True,
+    )
 
 
 def test_the_search_floor_lies_inside_the_channels_domain() -> None:

@@ -219,7 +219,7 @@ def test_a_bench_project_carries_the_latency_bound_and_the_paced_kind() -> None:
     for bound in (0, 1500):
         files = render_bench_files(variants, event_bytes=8, max_latency_ns=bound)
         (unit,) = (text for name, text in files.items() if name.startswith("v_"))
-        assert re.search(rf"4, 4096, 64, 2000,\s+{bound}>>;", unit), unit
+        assert re.search(rf"4, 4096, 64, 2000,\s+{bound}, 0, false>>;", unit), unit
         assert "case hspc_bench::Kind::paced:" in unit
         assert "run_paced<Channel, Launch>" in unit
     assert render_bench_files(variants, 8) == render_bench_files(variants, 8, max_latency_ns=0)

@@ -16,9 +16,10 @@ from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision
 from hspc_gen.search.racing import RaceSettings, evaluate_batch
 from hspc_gen.search.records import Candidate, RecordKey
-from hspc_gen.search.space import Space
+from hspc_gen.search.space import PREFETCH_GRID, PREFETCH_SHORT, Space
 from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
 from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, option_table
+from hspc_gen.search.strategies.stage_two import shape_points
 
 KiB = 1024
 
@@ -166,18 +167,24 @@ def test_stage_two_starts_each_primitive_at_its_calibrated_budget() -> None:
     space = dataclasses.replace(fr.stage_two_space(), spin=budgets)
     strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
     hybrid = STAGE_ONE_BEST.replace(primitive=Primitive.hybrid, spin_ns=24_000)
-    prims, budgets_step, _places = steps_of(strategy, [hybrid, hybrid, hybrid])
+    prims, budgets_step, places = steps_of(strategy, [hybrid] * 3)
     spins = {p.primitive: p.spin_ns for p in params(prims)}
     assert spins[Primitive.hybrid] == 24_000 and spins[Primitive.pause_spin] == 1_500
     assert spins[Primitive.futex] == spins[Primitive.condvar] == DEFAULT_SPIN_NS  # never spin
     # The hybrid at 0 would be the futex: its budgets go from a quarter to four times.
     assert [p.spin_ns for p in params(budgets_step)] == [6000, 12000, 24000, 48000, 96000]
+    # Each placement with the short list of prefetch depths (up to its buffer); its blocks are
+    # too small for huge pages, which decline.
+    depths = {p.prefetch_bytes for p in params(places)}
+    assert depths == {d for d in PREFETCH_SHORT if d <= hybrid.buffer_bytes}
+    assert len(places.candidates) == len(depths) * len(space.placements)
+    assert {p.huge_pages for p in params(places)} == {0}
 
 
 def test_stage_two_leaves_the_spin_budget_of_a_primitive_that_never_spins() -> None:
     space = fr.stage_two_space()
     strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.measure)
-    prims, places = steps_of(strategy, [STAGE_ONE_BEST, STAGE_ONE_BEST])
+    prims, places = steps_of(strategy, [STAGE_ONE_BEST] * 2)
     assert (prims.step, places.step) == ("primitive", "placement")
 
 
@@ -186,7 +193,7 @@ def test_stage_two_keeps_a_spin_budget_set_on_the_command_line() -> None:
     start = STAGE_ONE_BEST.replace(spin_ns=700)
     strategy = registry.create("stage_two", space, start, Effort.measure)
     spin = start.replace(primitive=Primitive.backoff_spin)
-    prims, places = steps_of(strategy, [spin, spin])
+    prims, places = steps_of(strategy, [spin] * 2)
     assert {p.spin_ns for p in params(prims)} == {700}
     assert places.step == "placement"
 
@@ -194,8 +201,10 @@ def test_stage_two_keeps_a_spin_budget_set_on_the_command_line() -> None:
 def test_stage_two_goes_joint_at_exhaustive_effort() -> None:
     space = fr.stage_two_space()
     strategy = registry.create("stage_two", space, STAGE_ONE_BEST, Effort.exhaustive)
-    (joint,) = steps_of(strategy, [STAGE_ONE_BEST])
-    assert joint.step == "primitive_placement"
+    joint, shape = steps_of(strategy, [STAGE_ONE_BEST] * 2)
+    assert (joint.step, shape.step) == ("primitive_placement", "code_shape")
+    depths = [p.prefetch_bytes for p in params(shape)]  # the whole grid, up to its buffer
+    assert depths == [d for d in PREFETCH_GRID if d <= STAGE_ONE_BEST.buffer_bytes]
     assert len(joint.candidates) == len(Primitive) * 5 * 2
 
 
@@ -329,3 +338,18 @@ def test_option_ranges_are_declared_and_enforced() -> None:
         registry.create("exhaustive", space, space.start(), Effort.measure, {"max_batch": 1})
     with pytest.raises(UserError, match="radius"):
         registry.create("stage_two", space, space.start(), Effort.measure, {"radius": -1})
+
+
+def test_huge_pages_are_tried_only_where_the_host_offers_them_and_a_block_fills_one() -> None:
+    space = fr.stage_two_space()
+    big = STAGE_ONE_BEST.replace(buffers=4, buffer_bytes=1 << 20)  # 4 MiB of buffers
+    offered = dataclasses.replace(space, host=dataclasses.replace(space.host, huge_pages=True))
+    assert space.huge_pages_values(big) == (0,)  # the host does not offer them: declined
+    assert offered.huge_pages_values(big) == (0, 1)
+    assert offered.huge_pages_values(big.replace(buffer_bytes=1 << 18)) == (0,)  # 1 MiB: too small
+    fixed = offered.narrowed({"huge_pages": 0, "prefetch_bytes": 4096})
+    assert fixed.huge_pages_values(big) == (0,) and fixed.prefetch_values(big) == (4096,)
+    assert "prefetch_bytes" in fixed.violations(big.replace(prefetch_bytes=1024))
+    assert "prefetch_bytes" not in fixed.violations(big.replace(prefetch_bytes=4096))
+    shapes = shape_points(offered, big)
+    assert len(shapes) == len(PREFETCH_GRID) * 2 and big in shapes

@@ -85,9 +85,9 @@ def test_a_sample_that_dies_in_the_users_code_is_named_with_the_side_and_left_ou
     prepared = chain.prepare(batch, work)
     built = chain.build(prepared)
     assert built.executable is not None, built.log
-    # 400000 events a sample: the user's consumer dies in the third sample it consumes.
+    # 120000 events a sample: the user's consumer dies in the third sample it consumes.
     plan = make_plan(batch.candidates, incumbent=batch.incumbent.id, baselines=(),
-                     rounds=2, events_per_sample=400_000, seed=3)  # fmt: skip
+                     rounds=2, events_per_sample=120_000, seed=3)  # fmt: skip
     result = chain.run(built, prepared, plan)
     (culprit,) = result.arm_status
     assert result.arm_status[culprit] is Status.crashed

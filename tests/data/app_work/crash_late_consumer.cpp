@@ -1,4 +1,4 @@
-// A consumer that works alone (the smoke runs 100000 events) and crashes on its 1,000,000th
+// A consumer that works alone (the smoke runs 100000 events) and crashes on its 300,000th
 // event: a failure that only a longer run shows, which the run stage must name.
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +11,7 @@ std::uint64_t consumed = 0;
 
 void hspc_consume(const void* event, std::size_t size) {
   (void)size;
-  if (++consumed == 1000000) {
+  if (++consumed == 300000) {
     volatile const int* null = nullptr;
     (void)*null;
   }
