@@ -68,10 +68,8 @@ namespace hspc {
 // block); with PaddingBytes >= kCacheLineBytes (64) each region also starts on a line of its own,
 // so no two regions share a line (at 128, no two share an adjacent-line prefetch pair).
 // PaddingBytes = 0 packs them, keeping only natural alignment: the tuner's reference point.
-//
-// Code shape: PrefetchBytes != 0 prefetches that much of each slot as it is taken (the producer
-// for writing, the consumer for reading); HugePages puts a block of at least 2 MiB on transparent
-// huge pages (madvise; a kernel without them keeps small pages). Neither changes what is delivered.
+// Code shape (detail::SlotRing): PrefetchBytes of each slot prefetched as it is taken, HugePages
+// for a block of 2 MiB or more; neither changes what is delivered.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
@@ -129,8 +127,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   template <class... Args>
   void emplace(Args&&... args) {
     Producer& p = producer();
-    assert(!p.closed && "push after close()");
-    if (p.fill == 0) take_free_slot();
+    if (p.fill == 0) take_slot_after_check();
     construct(p.events + p.fill, std::forward<Args>(args)...);
     if (++p.fill == kEventsPerBuffer) publish();
     if constexpr (MaxLatencyNs != 0) due_check(1);
@@ -139,8 +136,8 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   // push, but returns false instead of blocking when every slot is in use.
   [[nodiscard]] bool try_push(const T& event) {
     Producer& p = producer();
-    assert(!p.closed && "push after close()");
     if (p.fill == 0) {
+      assert_open();
       if (!slot_free()) return false;
       p.events = slot_events(p.slot);
       if constexpr (MaxLatencyNs != 0) p.start();
@@ -155,9 +152,8 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   // push); hands each slot over as it fills. Blocks while every slot is in use.
   void push(const T* events, std::size_t n) {
     Producer& p = producer();
-    assert(!p.closed && "push after close()");
     while (n != 0) {
-      if (p.fill == 0) take_free_slot();
+      if (p.fill == 0) take_slot_after_check();
       const std::size_t room = kEventsPerBuffer - p.fill;
       const std::size_t take = n < room ? n : room;
       std::memcpy(static_cast<void*>(p.events + p.fill), events, take * sizeof(T));
@@ -266,6 +262,13 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   using Ring::slot_published;
   using Ring::spin_ns_;
   using Ring::take_free_slot;
+
+  // A push after close() is caught as it takes a slot (close() hands the last over), not per event.
+  void assert_open() const noexcept { assert(!producer().closed && "push after close()"); }
+  void take_slot_after_check() {
+    assert_open();
+    take_free_slot();
+  }
 
   struct ReleaseOnExit {
     BasicChannel* channel;
