@@ -85,12 +85,11 @@ class alignas(128) CountedEnd {
   std::uint64_t remaining_ = 0;  // consumer-owned after begin()
 };
 
-// boost::lockfree::spsc_queue in bulk: the producer batches kBatch events privately and hands them
-// over with push(ptr, n); the consumer takes up to kBatch with pop(ptr, n). The fair comparison for
-// a channel that also hands over whole buffers.
-#if HSPC_PEER_BOOST
-template <class E, std::size_t Capacity>
-class BoostSpscBulk : public CountedEnd {
+// A bulk peer: the producer batches kBatch events privately and hands them over in one call; the
+// consumer takes up to kBatch in one call. Queue supplies put(ptr, n) -> how many it took (all or
+// some) and take(ptr, most) -> how many it gave (0: empty).
+template <class E, std::size_t Capacity, class Queue>
+class BatchedPeer : public CountedEnd {
  public:
   using Event = E;
   static constexpr bool kBulk = true;
@@ -106,9 +105,9 @@ class BoostSpscBulk : public CountedEnd {
     const Event* next = batch_->events;
     std::size_t left = batch_->fill;
     wait_until_true([&] {
-      const std::size_t pushed = q_->push(next, left);
-      next += pushed;
-      left -= pushed;
+      const std::size_t put = q_.put(next, left);
+      next += put;
+      left -= put;
       return left == 0;
     });
     batch_->fill = 0;
@@ -120,21 +119,37 @@ class BoostSpscBulk : public CountedEnd {
     if (remaining_ == 0) return 0;
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, remaining_));
     std::size_t n = 0;
-    wait_until_true([&] { return (n = q_->pop(out_->events, want)) != 0; });
+    wait_until_true([&] { return (n = q_.take(out_->events, want)) != 0; });
     remaining_ -= n;
     f(static_cast<const Event*>(out_->events), n);
     return n;
   }
   bool pop(Event& ev) {
-    return pop_counted([&] { return q_->pop(ev); });
+    return pop_counted([&] { return q_.take(&ev, 1) == 1; });
   }
 
  private:
-  using Queue = boost::lockfree::spsc_queue<Event, boost::lockfree::capacity<Capacity>>;
-  std::unique_ptr<Queue> q_ = std::make_unique<Queue>();
+  Queue q_;
   std::unique_ptr<Batch<E, kBatch>> batch_ = std::make_unique<Batch<E, kBatch>>();
   std::unique_ptr<Batch<E, kBatch>> out_ = std::make_unique<Batch<E, kBatch>>();
 };
+
+// boost::lockfree::spsc_queue in bulk: push(ptr, n) / pop(ptr, n). The fair comparison for a
+// channel that also hands over whole buffers.
+#if HSPC_PEER_BOOST
+template <class E, std::size_t Capacity>
+class BoostBulkQueue {
+ public:
+  std::size_t put(const E* events, std::size_t n) { return q_->push(events, n); }
+  std::size_t take(E* out, std::size_t most) { return q_->pop(out, most); }
+
+ private:
+  using Queue = boost::lockfree::spsc_queue<E, boost::lockfree::capacity<Capacity>>;
+  std::unique_ptr<Queue> q_ = std::make_unique<Queue>();
+};
+
+template <class E, std::size_t Capacity>
+using BoostSpscBulk = BatchedPeer<E, Capacity, BoostBulkQueue<E, Capacity>>;
 
 // boost::lockfree::spsc_queue one event at a time: push(t) / pop(t).
 template <class E, std::size_t Capacity>
@@ -215,51 +230,24 @@ class MoodycamelBlockingRwq : public CountedEnd {
 // try_enqueue_bulk (retried while the queue is full, so it never grows past its capacity), the
 // consumer takes up to a batch with try_dequeue_bulk.
 template <class E, std::size_t Capacity>
-class MoodycamelCqBulk : public CountedEnd {
+class CqBulkQueue {
  public:
-  using Event = E;
-  static constexpr bool kBulk = true;
-  static constexpr std::size_t kCapacityBytes = Capacity * sizeof(Event);
-  static constexpr std::size_t kBatch =
-      std::max<std::size_t>(1, std::min<std::size_t>(512, Capacity / 2));
-
-  void push(const Event& ev) {
-    batch_->events[batch_->fill++] = ev;
-    if (batch_->fill == kBatch) flush();
+  std::size_t put(const E* events, std::size_t n) {
+    return q_->try_enqueue_bulk(*producer_, events, n) ? n : 0;
   }
-  void flush() {
-    const std::size_t n = batch_->fill;
-    if (n == 0) return;
-    wait_until_true([&] { return q_->try_enqueue_bulk(*producer_, batch_->events, n); });
-    batch_->fill = 0;
-  }
-  void close() { flush(); }
-
-  template <class F>
-  std::size_t consume(F&& f) {
-    if (remaining_ == 0) return 0;
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, remaining_));
-    std::size_t n = 0;
-    wait_until_true(
-        [&] { return (n = q_->try_dequeue_bulk(*consumer_, out_->events, want)) != 0; });
-    remaining_ -= n;
-    f(static_cast<const Event*>(out_->events), n);
-    return n;
-  }
-  bool pop(Event& ev) {
-    return pop_counted([&] { return q_->try_dequeue(*consumer_, ev); });
-  }
+  std::size_t take(E* out, std::size_t most) { return q_->try_dequeue_bulk(*consumer_, out, most); }
 
  private:
-  using Queue = moodycamel::ConcurrentQueue<Event>;
+  using Queue = moodycamel::ConcurrentQueue<E>;
   std::unique_ptr<Queue> q_ = std::make_unique<Queue>(Capacity);
   std::unique_ptr<moodycamel::ProducerToken> producer_ =
       std::make_unique<moodycamel::ProducerToken>(*q_);
   std::unique_ptr<moodycamel::ConsumerToken> consumer_ =
       std::make_unique<moodycamel::ConsumerToken>(*q_);
-  std::unique_ptr<Batch<E, kBatch>> batch_ = std::make_unique<Batch<E, kBatch>>();
-  std::unique_ptr<Batch<E, kBatch>> out_ = std::make_unique<Batch<E, kBatch>>();
 };
+
+template <class E, std::size_t Capacity>
+using MoodycamelCqBulk = BatchedPeer<E, Capacity, CqBulkQueue<E, Capacity>>;
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
