@@ -148,6 +148,9 @@ template <class F>
 // Runs f with the stack pointer OffsetBytes lower than it would otherwise be: the paper's p4
 // "adjust stack" step, which moves the producer's stack data out of the consumer's 4 KiB / 64 KiB
 // aliasing window. The shift is a volatile array live across the call, so the compiler keeps it.
+// f is copied (or moved) into the shifted frame and called there once: it must be copy- or
+// move-constructible, and state it changes is seen by the caller only through what it captures by
+// reference (a lambda's [&] captures do exactly that).
 template <std::size_t OffsetBytes, class F>
 [[gnu::noinline]] void run_with_stack_offset_bytes(F&& f) {
   static_assert(OffsetBytes <= kMaxStackOffsetBytes, "a stack offset above 64 KiB risks overflow");
