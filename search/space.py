@@ -228,6 +228,15 @@ class Space:
         big = params.buffers * params.buffer_bytes >= HUGE_PAGE_BYTES
         return (0, 1) if self.host.huge_pages and big else (0,)
 
+    def code_shapes(self, params: ChannelParams, full: bool = True) -> tuple[ChannelParams, ...]:
+        """`params` in each code shape: each prefetch depth (`full`: the whole grid, else none and
+        one), with and without huge pages where they apply."""
+        return tuple(
+            params.replace(prefetch_bytes=d, huge_pages=h)
+            for d in self.prefetch_values(params, full)
+            for h in self.huge_pages_values(params)
+        )
+
     def fits(self, buffers: int, buffer_bytes: int) -> bool:
         """The memory bound, and each buffer holding at least one event."""
         return buffers * buffer_bytes <= self.max_buffer_memory and buffer_bytes >= self.event_bytes

@@ -29,9 +29,11 @@ NAME = "exhaustive"
 STAGE = "exhaustive"
 FINAL_STEP = "final"
 AXES: tuple[str, ...] = ("padding", "stack_offset", "buffers", "primitive", "placement")
-DIMENSIONS: tuple[str, ...] = (*AXES, "spin")
+DIMENSIONS: tuple[str, ...] = (*AXES, "spin", "code_shape")
 """What `sweep` may name; `buffers` is the buffers x buffer_bytes grid under the memory bound,
-`spin` each primitive's spin budgets (swept with the primitive: they depend on it)."""
+`spin` each primitive's spin budgets (swept with the primitive: they depend on it), `code_shape`
+every prefetch depth with and without huge pages (swept at each point: they depend on its
+buffers)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,11 @@ def _spins(
     return (start.spin_ns if primitive is start.primitive else space.spin_for(primitive),)
 
 
+def _shapes(space: Space, point: ChannelParams, sweep: Sequence[str]) -> list[ChannelParams]:
+    """The point itself, or with `code_shape` swept each of its code-shape variants."""
+    return list(space.code_shapes(point)) if "code_shape" in sweep else [point]
+
+
 def grid(space: Space, start: ChannelParams, sweep: Sequence[str]) -> tuple[ChannelParams, ...]:
     """Every point of the swept product inside the space, in a stable order."""
     axes = [_values(space, start, dim, sweep) for dim in AXES]
@@ -97,10 +104,8 @@ def grid(space: Space, start: ChannelParams, sweep: Sequence[str]) -> tuple[Chan
         changes: Changes = {}
         for part in combo:
             changes.update(part)
-        point = start.replace(**changes)
-        if space.contains(point):
-            points.append(point)
-    return tuple(dict.fromkeys(points))
+        points += _shapes(space, start.replace(**changes), sweep)
+    return tuple(dict.fromkeys(p for p in points if space.contains(p)))
 
 
 class Exhaustive:

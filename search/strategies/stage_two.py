@@ -74,17 +74,6 @@ def spin_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
     return [best.replace(spin_ns=v) for v in space.spin_values(best.primitive)]
 
 
-def shape_points(space: Space, best: ChannelParams, full: bool = True) -> list[ChannelParams]:
-    """The code-shape variants at the best point: each prefetch depth (`full`: the whole grid,
-    else none and one), with and without huge pages where they apply."""
-    depths = space.prefetch_values(best, full)
-    return [
-        best.replace(prefetch_bytes=d, huge_pages=h)
-        for d in depths
-        for h in space.huge_pages_values(best)
-    ]
-
-
 def placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
     return [best.replace(producer_cpu=p, consumer_cpu=c) for p, c in space.placements]
 
@@ -92,7 +81,7 @@ def placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
 def shape_placement_points(space: Space, best: ChannelParams) -> list[ChannelParams]:
     """Each placement with the code shapes: one build and one race for both questions, so that
     the default budget still runs every step."""
-    return [q for p in placement_points(space, best) for q in shape_points(space, p, full=False)]
+    return [q for p in placement_points(space, best) for q in space.code_shapes(p, full=False)]
 
 
 def joint_points(space: Space, best: ChannelParams, options: Options) -> list[ChannelParams]:
@@ -114,7 +103,7 @@ class StageTwo:
             return [
                 ("primitive_placement", joint),
                 spin,
-                ("code_shape", shape_points(self.space, best)),
+                ("code_shape", list(self.space.code_shapes(best))),
             ]
         return [
             ("primitive", primitive_points(self.space, best, self.options)),

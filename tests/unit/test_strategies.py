@@ -19,7 +19,6 @@ from hspc_gen.search.records import Candidate, RecordKey
 from hspc_gen.search.space import PREFETCH_GRID, PREFETCH_SHORT, Space
 from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
 from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, option_table
-from hspc_gen.search.strategies.stage_two import shape_points
 
 KiB = 1024
 
@@ -226,6 +225,17 @@ def test_exhaustive_covers_the_grid_once_then_races_the_winners() -> None:
     assert set(params(final)) == {start} | {b.candidates[0].params for b in sweeps}
 
 
+def test_exhaustive_sweeps_code_shapes_at_every_point_when_asked() -> None:
+    space = fr.stage_one_space()
+    start = space.start()
+    plain = exhaustive.grid(space, start, ("buffers",))
+    shaped = exhaustive.grid(space, start, ("buffers", "code_shape"))
+    assert set(plain) < set(shaped)
+    for point in plain:  # each point in every shape its own buffers allow, and no other
+        variants = {p for p in shaped if p.replace(prefetch_bytes=0, huge_pages=0) == point}
+        assert variants == set(space.code_shapes(point))
+
+
 def test_exhaustive_refuses_a_sweep_it_does_not_know() -> None:
     space = fr.stage_one_space()
     with pytest.raises(UserError, match="sweep"):
@@ -351,5 +361,5 @@ def test_huge_pages_are_tried_only_where_the_host_offers_them_and_a_block_fills_
     assert fixed.huge_pages_values(big) == (0,) and fixed.prefetch_values(big) == (4096,)
     assert "prefetch_bytes" in fixed.violations(big.replace(prefetch_bytes=1024))
     assert "prefetch_bytes" not in fixed.violations(big.replace(prefetch_bytes=4096))
-    shapes = shape_points(offered, big)
+    shapes = offered.code_shapes(big)
     assert len(shapes) == len(PREFETCH_GRID) * 2 and big in shapes
