@@ -5,7 +5,7 @@ people; nothing is computed."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hspc_gen.model import Figure, HostTimings, Status, Summary
@@ -23,7 +23,9 @@ from hspc_gen.reports.threads import advice_json
 RESULT_SCHEMA_VERSION = 3
 """2: decisions name exclusions by status only; a failed thread search gives its status.
 3: the parameters hold spin_ns (searched), the winner no longer a spin_ns of its own; the host's
-wait costs (host_timings)."""
+wait costs (host_timings). Additions older readers take as absent: each candidate's paired cost
+over its step's winner (cost_vs_winner), each step's limit lines from its own rounds (baselines),
+p0_parallel among them."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
@@ -89,10 +91,7 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
             "events_per_second": rate(confirmed.rate) if confirmed else None,
             "latency_ns": figure(confirmed.latency_ns) if confirmed else None,
         },
-        "baselines": {
-            name: {"events_per_second": rate(summary)}
-            for name, summary in (confirmed.baselines.items() if confirmed else ())
-        },
+        "baselines": baselines(confirmed.baselines) if confirmed else {},
         "efficiency": figure(confirmed.efficiency) if confirmed else None,
         "latency_bound": _bound(confirmed) if confirmed else None,
         "confirmation": step(confirmed.decision) if confirmed else None,
@@ -164,7 +163,12 @@ def step(decision: Step) -> dict[str, Any]:
         "planned_rounds": decision.planned_rounds,
         "cut": decision.cut,
         "host_noise": number(decision.host_noise),
+        "baselines": baselines(decision.baselines),
     }
+
+
+def baselines(summaries: Mapping[str, Summary]) -> dict[str, Any]:
+    return {name: {"events_per_second": rate(summary)} for name, summary in summaries.items()}
 
 
 def _statuses(pairs: Iterable[tuple[str, Status]]) -> dict[str, str]:
@@ -181,6 +185,7 @@ def _candidate(c: CandidateResult) -> dict[str, Any]:
         "dropped_after_round": c.dropped_after_round,
         "won_step": c.won_step,
         "events_per_second": rate(c.rate),
+        "cost_vs_winner": figure(c.cost_vs_winner),
     }
 
 

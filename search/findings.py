@@ -46,6 +46,11 @@ def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Ste
         disturbed=disturbed / len(samples) if samples else 0.0,
         planned_rounds=batch.rounds,
         cut=evaluation.counts.cut,
+        baselines={
+            arm: summary
+            for arm in BASELINE_ARMS
+            if (summary := _measured(decision.summaries.get(arm))) is not None
+        },
         host_noise=host_noise(samples),
     )
 
@@ -87,6 +92,7 @@ def candidates(evaluations: Sequence[Evaluation]) -> tuple[CandidateResult, ...]
                     dropped_after_round=evaluation.race.dropped.get(c.id),
                     won_step=c.id == decision.winner,
                     rate=_measured(decision.summaries.get(c.id)),
+                    cost_vs_winner=_versus(decision.intervals.get(c.id)),
                 )
             )
     return tuple(rows)
@@ -148,6 +154,12 @@ def _p99(samples: Sequence[Sample]) -> Figure | None:
 
 def _measured(summary: Summary | None) -> Summary | None:
     return None if summary is None or summary.n == 0 else summary
+
+
+def _versus(comparison: stats.Comparison | None) -> Figure | None:
+    if comparison is None or comparison.n == 0:
+        return None
+    return Figure(comparison.ratio, comparison.ci_low, comparison.ci_high, comparison.n)
 
 
 def _figure(figure: Figure) -> Figure | None:

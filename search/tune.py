@@ -37,7 +37,7 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 from hspc_gen.target import Workload
 
-STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
+STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone", "p0_parallel")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
 CALIBRATION_ROUND = 1_000_000  # probe rounds are numbered apart from the search's rounds
 PROBE_EVENTS = 200_000

@@ -39,6 +39,9 @@ class Step:
     disturbed: float = 0.0  # the share of its samples whose threads waited for a CPU
     planned_rounds: int = 0  # the most rounds the step would run
     cut: bool = False  # the budget stopped its race before it settled or reached planned_rounds
+    baselines: Mapping[str, Summary] = field(default_factory=dict)
+    """The limit lines timed in the step's own rounds (producer_alone, consumer_alone, p0_parallel,
+    and with work optimal, achievable, upper_bound): the roadmap's reference bars."""
     host_noise: float = math.nan
     """The half-width of the producer-alone / consumer-alone interval in the step's rounds: the
     noise of two single-threaded programs without a channel, so the host's own (NaN without
@@ -57,6 +60,9 @@ class CandidateResult:
     dropped_after_round: int | None
     won_step: bool
     rate: Summary | None
+    cost_vs_winner: Figure | None = None
+    """Its cost over its step winner's, paired by round (1.05: 5% slower); None for the winner
+    and for a candidate without paired rounds."""
 
 
 @dataclass(frozen=True)
