@@ -14,6 +14,7 @@ from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
+from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search.contest import Contest, measure
 from hspc_gen.search.measure.toolchain import app_work
@@ -58,6 +59,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     with locked(store, math.inf, show):
         report = measure(contest, wiring.cache_dir(cache) / "bench", show)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
+    redraw(folder, source)
     return report
 
 

@@ -23,12 +23,15 @@ from hspc_gen.render import HeaderSpec, Provenance, render_header
 from hspc_gen.target import Target
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write `content` (text as UTF-8 with \n line ends) to a temporary file beside `path`, then
+    rename it over `path`: a reader sees the old file or the new one, never a part."""
+    data = content.encode() if isinstance(content, str) else content
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).chmod(0o644)

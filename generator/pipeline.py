@@ -36,6 +36,7 @@ from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
+from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
@@ -310,10 +311,13 @@ class Outputs:
 
 
 def _finish(result: TuneResult, out: Outputs, header: HeaderWriter) -> TuneResult:
-    """emit, then report: the final header, hspc-result.json and hspc-summary.md."""
+    """emit, then report: the final header, hspc-result.json, hspc-summary.md and the pictures
+    (hspc-report.html and its PNGs)."""
     header.write_result(result)
-    write_atomic(out.result, json_text(result_report.document(result)))
+    document = result_report.document(result)
+    write_atomic(out.result, json_text(document))
     write_atomic(out.summary, summary_report.render(result))
+    write_report(out.result.parent, document)
     return result
 
 

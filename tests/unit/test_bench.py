@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from test_cli import EXAMPLE, assert_one_clear_error, hspc_gen, listing
 
+from hspc_gen.reports import figure_threads, html
+
 PEERS = {"boost_spsc_bulk", "moodycamel_cq_bulk", "atomic_queue_spsc", "tbb_bounded_queue"}
 
 
@@ -49,6 +51,11 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     assert rows["tuned_consume"]["speed_vs_reference"] is None
     assert rows["boost_spsc_bulk"]["speed_vs_reference"]["median"] > 0
     assert report["cxxflags"] == "-O2 -DNDEBUG" and report["missing"] == []
+    # The report beside the result is redrawn with the bench's table in it.
+    result = json.loads((estimated / "hspc-result.json").read_text())
+    assert figure_threads.peers(result, report).bars
+    for name, content in html.files(result, report).items():
+        assert (estimated / name).read_bytes() == content, name
 
 
 def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import Primitive
+from hspc_gen.reports import html
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"
@@ -113,7 +114,8 @@ def test_estimate_writes_the_header_result_and_summary_in_out(tmp_path: Path) ->
     done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    assert listing(out) == ["example_channel.hpp", "hspc-result.json", "hspc-summary.md"]
+    written = ["example_channel.hpp", "hspc-result.json", "hspc-summary.md", html.REPORT_FILE]
+    assert listing(out) == sorted([*written, *html.FIGURES])
     result = json.loads((out / "hspc-result.json").read_text())
     assert result["effort"] == "estimate"
     assert result["winner"]["params"]["primitive"] in {p.value for p in Primitive}

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import open_page
 
+from hspc_gen.reports import figure_data, html
 from hspc_gen.search.tune import CALIBRATION_ROUND
 
 REPO = Path(__file__).resolve().parents[2]
@@ -79,6 +81,22 @@ def busy_plans(records: Path) -> int:
         for r in lines
         if r.get("kind") == "samples" and r["busy"] and r["first_round"] < CALIBRATION_ROUND
     })  # fmt: skip
+
+
+def test_the_report_draws_the_runs_own_numbers_and_opens_whole_in_chromium(
+    runs: tuple[Path, dict[str, Any], dict[str, Any]],
+) -> None:
+    work, cold, _ = runs
+    out = work / "cold"
+    drawn = html.files(cold, None)  # what this run's result document draws, byte for byte
+    assert {name: (out / name).read_bytes() for name in drawn} == drawn
+    roadmap = [b for panel in figure_data.roadmap(cold) for b in panel.bars]
+    assert any(b.kind == "step" for b in roadmap)  # the run measured: its steps are drawn
+    opened = open_page(out / html.REPORT_FILE, "example-report.png")
+    assert opened.console == ()
+    assert len(opened.images) == len(html.FIGURES) and all(w > 0 for _, w in opened.images)
+    summary = (out / "hspc-summary.md").read_text()
+    assert all(f"]({name})" in summary for name in html.FIGURES)
 
 
 def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(

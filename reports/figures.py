@@ -1,0 +1,142 @@
+"""The report's figures, drawn with matplotlib from figure_data's plain data, as PNG bytes.
+
+No pyplot: each figure is its own `matplotlib.figure.Figure` rendered by the Agg canvas, so
+drawing keeps no global state and needs no display. PNGs carry no date or software stamp, so the
+same data gives the same bytes (for the same matplotlib). A figure with nothing to show is a
+picture of the reason, in words.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from hspc_gen.reports.figure_data import Bars, Curves, Forest
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType as RcKey
+else:
+    RcKey = str
+
+WIDTH_INCHES = 9.0
+DPI = 100
+TIE_COLOUR = "#f2a541"
+COLOURS = {"line": "#9e9e9e", "step": "#4c78a8", "tuned": "#e45756", "peer": "#72b7b2"}
+STYLE: dict[RcKey, Any] = {
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.hashsalt": "hspc-gen",
+}
+
+
+def png(figure: Figure) -> bytes:
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
+    return out.getvalue()
+
+
+def _figure(height: float) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(WIDTH_INCHES, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+styled = mpl.rc_context(STYLE)  # rcParams are read as each artist is made: the whole drawing
+
+
+@styled
+def words(title: str, reason: str) -> bytes:
+    figure, axes = _figure(1.2)
+    axes.set_axis_off()
+    axes.set_title(title, loc="left")
+    axes.text(0.0, 0.5, reason, transform=axes.transAxes, va="center")
+    return png(figure)
+
+
+@styled
+def bars(panels: Sequence[Bars]) -> bytes:
+    """Horizontal bars with their intervals, a panel each, top to bottom in the data's order."""
+    shown = [p for p in panels if p.bars]
+    if not shown:
+        return words(panels[0].title, panels[0].empty)
+    heights = [0.6 + 0.3 * len(p.bars) for p in shown]
+    figure = Figure(figsize=(WIDTH_INCHES, sum(heights) + 0.4), layout="constrained")
+    grid = figure.add_gridspec(len(shown), 1, height_ratios=heights)
+    for i, panel in enumerate(shown):
+        _bar_panel(figure.add_subplot(grid[i]), panel)
+    return png(figure)
+
+
+def _bar_panel(axes: Axes, data: Bars) -> None:
+    ys = list(range(len(data.bars)))[::-1]
+    values = [b.value for b in data.bars]
+    errors = [[v.median - v.low for v in values], [v.high - v.median for v in values]]
+    colours = [COLOURS[b.kind] for b in data.bars]
+    axes.barh(ys, [v.median for v in values], xerr=errors, color=colours, capsize=3)
+    axes.set_yticks(ys, [b.label for b in data.bars])
+    for y, v in zip(ys, values, strict=True):
+        axes.annotate(f" {v.median:.4g}", (v.high, y), va="center", fontsize=8)
+    axes.set_xlabel(data.axis)
+    axes.set_title(data.title, loc="left")
+    axes.margins(x=0.12)
+
+
+@styled
+def curves(data: Curves, log_x: bool = True) -> bytes:
+    """Lines with interval bars; horizontal reference levels; marked x values."""
+    if not data.series:
+        return words(data.title, data.empty)
+    figure, axes = _figure(4.2)
+    for s in data.series:
+        errors = [[v.median - v.low for v in s.y], [v.high - v.median for v in s.y]]
+        medians = [v.median for v in s.y]
+        axes.errorbar(s.x, medians, yerr=errors, label=s.label, marker="o", ms=3, capsize=2)
+    for level, style in zip(data.levels, ("--", "-.", ":"), strict=False):
+        axes.axhline(level.value, color="#555555", linestyle=style, label=level.label)
+    for x in data.marked:
+        axes.axvline(x, color=COLOURS["tuned"], linewidth=1.0, label="recommended")
+    if log_x:
+        axes.set_xscale("log", base=2)
+    axes.set_xlabel(data.x_axis)
+    axes.set_ylabel(data.y_axis)
+    axes.set_title(data.title, loc="left")
+    axes.legend(fontsize=7, loc="best")
+    if data.note:
+        figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
+    return png(figure)
+
+
+@styled
+def forest(data: Forest) -> bytes:
+    """Each candidate's paired cost ratio to its step's winner, with the step's margin band."""
+    if not data.rows:
+        return words(data.title, data.empty)
+    figure, axes = _figure(1.2 + 0.22 * len(data.rows))
+    ys = list(range(len(data.rows)))[::-1]
+    margin = dict(data.margins)
+    for y, row in zip(ys, data.rows, strict=True):
+        delta = margin.get(row.step, 0.0)
+        axes.fill_betweenx([y - 0.45, y + 0.45], 1 / (1 + delta), 1 + delta, color="#eeeeee")
+        colour = COLOURS["tuned"] if row.winner else (TIE_COLOUR if row.tied else COLOURS["step"])
+        r = row.ratio
+        xerr = [[r.median - r.low], [r.high - r.median]]
+        axes.errorbar([r.median], [y], xerr=xerr, fmt="o", color=colour, ms=4, capsize=2)
+    axes.axvline(1.0, color="#333333", linewidth=0.8)
+    labels = [
+        f"{r.step} | {r.label}{' (tie)' if r.tied and not r.winner else ''}" for r in data.rows
+    ]
+    axes.set_yticks(ys, labels, fontsize=7)
+    axes.set_xscale("log")
+    axes.set_xlabel(
+        "cost over the winner's, paired by round (above 1: slower); grey: the step's margin"
+    )
+    axes.set_title(data.title, loc="left")
+    if data.note:
+        figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
+    return png(figure)

@@ -1,0 +1,132 @@
+"""hspc-report.html and its figures: one self-contained page (the figures inline as PNG data, no
+network), and the same figures as PNG files beside hspc-summary.md for a repository page to show.
+
+Drawn from the documents a run leaves (see figure_data.py), so `hspc-gen bench` redraws the page
+with its peer table once it has run.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from hspc_gen.reports import figure_data, figure_threads, figures
+from hspc_gen.reports.figure_data import Doc
+
+REPORT_FILE = "hspc-report.html"
+FIGURES = {
+    "hspc-roadmap.png": "Roadmap",
+    "hspc-buffers.png": "Buffer size and primitive",
+    "hspc-decisions.png": "The decision trail",
+    "hspc-threads.png": "Thread count",
+    "hspc-peers.png": "Peer queues",
+}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One figure of the report: its file, what it shows, and how it is drawn."""
+
+    file: str
+    heading: str
+    explains: str
+    draw: Callable[[], bytes]
+
+
+def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
+    roadmap = figure_data.roadmap(result)
+    sweep = figure_data.curves(result)
+    trail = figure_data.forest(result)
+    curve = figure_threads.threads(result)
+    peers = figure_threads.peers(result, bench)
+    drawn = (
+        (ROADMAP, lambda: figures.bars(roadmap)),
+        (CURVES, lambda: figures.curves(sweep)),
+        (FOREST, lambda: figures.forest(trail)),
+        (THREADS, lambda: figures.curves(curve, log_x=False)),
+        (PEERS, lambda: figures.bars((peers,))),
+    )
+    return tuple(
+        Panel(name, heading, *how)
+        for (name, heading), how in zip(FIGURES.items(), drawn, strict=True)
+    )
+
+
+ROADMAP = (
+    "After the paper's Figure 1: what the producer and consumer loops reach alone and both at"
+    " once without a channel (the limit lines), then the winner of each step of the search and"
+    " the winner confirmed in a fresh process."
+)
+CURVES = (
+    "After the paper's Figures 3-8: the step that tried the most buffer sizes, events/s against"
+    " the bytes per buffer, one line per primitive; the dashed lines are the paper's Optimal,"
+    " Achievable and Upper bound where the target has work to time them with."
+)
+FOREST = (
+    "Every step's candidates as their cost over the step's winner, paired round by round, with"
+    " 95% intervals. The grey band is the step's margin: a candidate is beaten only when its"
+    " whole interval lies right of it; inside it, a tie, settled by the documented tie order."
+)
+THREADS = (
+    "The thread-count recommendation's evidence: all channels' events/s against the number of"
+    " threads, the recommended count marked, and the guard that ended the search."
+)
+PEERS = (
+    "hspc-gen bench: the tuned channel and the peer queues on this host, driven by the same"
+    " loops in interleaved rounds, beside the limit lines."
+)
+
+
+def files(result: Doc, bench: Doc | None) -> dict[str, bytes]:
+    """Every file of the report by name: the PNGs and the page that holds them."""
+    shown = panels(result, bench)
+    drawn = {p.file: p.draw() for p in shown}
+    page = render(result, shown, drawn)
+    return {**drawn, REPORT_FILE: page.encode()}
+
+
+def _figure_html(panel: Panel, image: bytes) -> str:
+    data = base64.b64encode(image).decode("ascii")
+    return (
+        f"<section><h2>{html.escape(panel.heading)}</h2><p>{html.escape(panel.explains)}</p>\n"
+        f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(panel.heading)}">'
+        "</figure></section>\n"
+    )
+
+
+def _winner_html(result: Doc) -> str:
+    params = (result.get("winner") or {}).get("params") or {}
+    cells = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in sorted(params.items())
+    )
+    return f"<table><caption>the chosen channel</caption>{cells}</table>\n"
+
+
+def render(result: Doc, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -> str:
+    target = result.get("target") or {}
+    host = result.get("host") or {}
+    title = f"hspc-gen report: {target.get('name', '?')}"
+    facts = (
+        f"{target.get('event_bytes', '?')}-byte events, objective {target.get('objective', '?')};"
+        f" host {host.get('model_name', '?')} ({len(host.get('logical_cpus') or ())} CPUs,"
+        f" fingerprint {result.get('fingerprint', '?')}); effort {result.get('effort', '?')},"
+        f" {result.get('elapsed_seconds', '?')} s; hspc-gen {result.get('tool', {}).get('version')}"
+    )
+    body = "".join(_figure_html(p, images[p.file]) for p in shown)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(facts)}</p>\n"
+        f"{_winner_html(result)}{body}</body></html>\n"
+    )
+
+
+STYLE = (
+    "body{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}"
+    "img{max-width:100%}"
+    "table{border-collapse:collapse}th,td{padding:2px 8px;text-align:left;"
+    "border-bottom:1px solid #ddd}"
+)

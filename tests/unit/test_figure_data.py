@@ -1,0 +1,112 @@
+"""The report's figures as data, from recorded documents: what each figure shows is checked here
+(and against a golden file), not in pixels."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hspc_gen.reports import figure_data, figure_threads
+from hspc_gen.reports.figure_data import Bars, Curves, Forest
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GOLDEN = DATA / "golden" / "report_figures.json"
+
+
+def document(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((DATA / "report" / name).read_text(encoding="utf-8"))
+    return loaded
+
+
+RESULT, BENCH = document("hspc-result.json"), document("hspc-bench.json")
+
+
+def everything(result: dict[str, Any], bench: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "roadmap": [dataclasses.asdict(b) for b in figure_data.roadmap(result)],
+        "curves": dataclasses.asdict(figure_data.curves(result)),
+        "forest": dataclasses.asdict(figure_data.forest(result)),
+        "threads": dataclasses.asdict(figure_threads.threads(result)),
+        "peers": dataclasses.asdict(figure_threads.peers(result, bench)),
+    }
+
+
+def test_the_figures_data_is_unchanged(request: pytest.FixtureRequest) -> None:
+    """A change to what a figure shows appears here as a diff to review; regenerate with
+    `pytest tests/unit/test_figure_data.py --regen-golden`."""
+    text = json.dumps(everything(RESULT, BENCH), indent=1, sort_keys=True) + "\n"
+    if request.config.getoption("--regen-golden"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    assert text == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_the_roadmap_shows_each_steps_winner_beside_its_stages_limit_lines() -> None:
+    panels = figure_data.roadmap(RESULT)
+    assert len(panels) == len({d["stage"] for d in RESULT["decisions"]})
+    first = panels[0]
+    lines = [b.label for b in first.bars if b.kind == "line"]
+    assert lines[:3] == ["producer alone", "consumer alone", "both alone in parallel (p0)"]
+    producer = RESULT["decisions"][0]["baselines"]["producer_alone"]["events_per_second"]
+    assert first.bars[0].value.median == pytest.approx(producer["median"] / 1e6)
+    # Each winner's rate is the one measured in its own step (an id recurs across steps).
+    rates = {(c["stage"], c["step"], c["id"]): c["events_per_second"] for c in RESULT["candidates"]}
+    steps = [b for b in first.bars if b.kind == "step"]
+    for decision, bar in zip(RESULT["decisions"], steps, strict=False):
+        own = rates[decision["stage"], decision["step"], decision["winner"]]
+        assert bar.value.median == pytest.approx(own["median"] / 1e6)
+    confirmed = [b for p in panels for b in p.bars if b.kind == "tuned"]
+    rate = RESULT["winner"]["events_per_second"]
+    expected = [pytest.approx(rate["median"] / 1e6)] if rate else []
+    assert [b.value.median for b in confirmed] == expected
+
+
+def test_an_estimate_has_nothing_to_draw_and_every_figure_says_why() -> None:
+    estimate = {**RESULT, "decisions": [], "candidates": [], "recommendation": None}
+    shown = everything(estimate, None)
+    assert "estimate" in shown["roadmap"][0]["empty"]
+    for name in ("curves", "forest", "threads", "peers"):
+        assert shown[name]["empty"], name
+
+
+def test_buffer_curves_come_from_the_step_that_tried_the_most_sizes() -> None:
+    result = copy.deepcopy(RESULT)
+    step = [c for c in result["candidates"] if c["step"] == "padding"]
+    for size, c in zip((1024, 2048, 4096, 8192, 16384), step, strict=False):
+        c["params"]["buffer_bytes"] = size
+    curves = figure_data.curves(result)
+    assert isinstance(curves, Curves) and "padding" in curves.title
+    sizes = sorted(x for s in curves.series for x in s.x)
+    assert sizes == [1024, 2048, 4096, 8192, 16384][: len(step)]
+
+
+def test_the_forest_puts_each_winner_first_and_marks_ties() -> None:
+    forest = figure_data.forest(RESULT)
+    assert isinstance(forest, Forest) and forest.rows
+    steps = [m[0] for m in forest.margins]
+    assert steps == list(dict.fromkeys(r.step for r in forest.rows))
+    for step in steps:
+        rows = [r for r in forest.rows if r.step == step]
+        assert rows[0].winner and rows[0].ratio.median == 1.0
+        assert not any(r.winner for r in rows[1:])
+    ties = {t for d in RESULT["decisions"] for t in d["ties"][1:]}
+    assert any(r.tied for r in forest.rows if not r.winner) == bool(ties)
+
+
+def test_a_failed_thread_search_says_so() -> None:
+    advice = RESULT["recommendation"]
+    assert "error" in advice  # this recorded run's budget left the thread search out
+    assert advice["error"] in figure_threads.threads(RESULT).empty
+
+
+def test_peers_show_only_a_bench_of_this_channel() -> None:
+    peers = figure_threads.peers(RESULT, BENCH)
+    assert isinstance(peers, Bars) and len(peers.bars) == len(BENCH["rows"])
+    assert {b.kind for b in peers.bars} == {"tuned", "peer", "line"}
+    other = {**BENCH, "channel": {**BENCH["channel"], "buffers": BENCH["channel"]["buffers"] * 2}}
+    assert "another channel" in figure_threads.peers(RESULT, other).empty
+    assert "has not run" in figure_threads.peers(RESULT, None).empty
