@@ -7,6 +7,9 @@
     hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
     hspc-gen bench --target FILE [--from RESULT.json] [--out DIR] [--rounds N] [--cxxflags FLAGS]
                    [--cache DIR] [--json]
+    hspc-gen vendor --target FILE --out DIR [--effort LEVEL] [--budget TIME] [--set NAME=VALUE]...
+                    [--cache DIR]
+    hspc-gen integration (--cmake | --meson)
 
 Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
 written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
@@ -25,12 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from hspc_gen import __version__, bench, pipeline
+from hspc_gen import __version__, bench, pipeline, vendor
 from hspc_gen.batch import Show
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.host import describe, read_host
 from hspc_gen.model import PARAM_NAMES, Effort
+from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import bench as bench_report
@@ -57,9 +61,11 @@ COMMANDS = {
     "compare": "re-measure the winners of earlier runs side by side",
     "bench": "time the tuned header beside this host's peer queues",
     "threads": "recommend thread counts and placement for a tuned channel",
+    "vendor": "a build system's configure step: tune into its folder unless current",
+    "integration": "print where the CMake module or the Meson snippet is installed",
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
-    f"  {PROG} {name:<8} {what}\n" for name, what in COMMANDS.items()
+    f"  {PROG} {name:<12} {what}\n" for name, what in COMMANDS.items()
 )
 
 
@@ -72,6 +78,15 @@ def main_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
     parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
+    _tuning_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    return parser
+
+
+def _tuning_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a tuning run that the main command and `vendor` share."""
     parser.add_argument(
         "--budget", metavar="TIME", help="wall-time bound of the whole run, e.g. 90s or 2m"
     )
@@ -97,10 +112,6 @@ def main_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the record store and builds (default: ~/.cache/hspc-gen)",
     )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    return parser
 
 
 def host_parser() -> argparse.ArgumentParser:
@@ -208,26 +219,90 @@ def _host_command(argv: Sequence[str]) -> int:
 
 def _main_command(argv: Sequence[str]) -> int:
     args = main_parser().parse_args(argv)
-    options = Options(
+    options = _tuning_options(args, [PROG, *argv])
+    result = pipeline.run(options, _progress(args.quiet or args.json))
+    if args.json:
+        sys.stdout.write(json_text(result_report.document(result)))
+    elif not args.quiet:
+        sys.stdout.write(summary_report.render(result))
+    return _outcome_status(result)
+
+
+def _tuning_options(args: argparse.Namespace, command: list[str]) -> Options:
+    return Options(
         target=args.target,
         out=args.out,
         budget=args.budget,
         effort=args.effort,
         overrides=tuple(args.overrides),
         cache=args.cache,
-        command=shlex.join([PROG, *argv]),
+        command=shlex.join(command),
     )
-    result = pipeline.run(options, _progress(args.quiet or args.json))
-    if args.json:
-        sys.stdout.write(json_text(result_report.document(result)))
-    elif not args.quiet:
-        sys.stdout.write(summary_report.render(result))
+
+
+def _outcome_status(result: TuneResult) -> int:
+    """A run that wrote its header may still have failed the user: their code failed under the
+    benchmark (3), or no channel kept the latency constraint (1)."""
     if (failure := outcome.user_code_failure(result)) is not None:
         print(f"{PROG}: error: {failure}", file=sys.stderr)
         return UserCodeError.exit_status
     if (unmet := outcome.latency_unmet(result)) is not None:
         print(f"{PROG}: error: {unmet}", file=sys.stderr)
         return 1
+    return 0
+
+
+def vendor_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} vendor",
+        description="A build system's configure step (see hspc-gen integration): tune the header "
+        "into DIR unless DIR holds one made from the same app.yaml and the files it names, the "
+        "same hspc-gen, host and options. Prints 'status tuned' or 'status current', "
+        "'header PATH', then 'input PATH' for each file whose change must re-configure.",
+    )
+    parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
+    parser.add_argument("--out", required=True, type=Path, help="the build's folder for it")
+    _tuning_arguments(parser)
+    return parser
+
+
+def _vendor_command(argv: Sequence[str]) -> int:
+    args = vendor_parser().parse_args(argv)
+    options = _tuning_options(args, [PROG, "vendor", *argv])
+    request = vendor.Vendoring.of(options)
+    status = "current"
+    if not request.is_current():
+        request.forget()
+        # A measuring run takes its whole budget: its progress shows where stderr is a terminal
+        # (CMake leaves it to the user's), and nothing mixes into the listing on stdout.
+        result = pipeline.run(options, _progress(False))
+        if (failed := _outcome_status(result)) != 0:
+            return failed
+        request.remember()
+        status = "tuned"
+    print(request.listing(status), end="")
+    return 0
+
+
+def integration_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} integration",
+        description="Print the path of the CMake module (include() it, then call "
+        "hspc_gen_channel) or of the Meson snippet (copy it into your project, then subdir() it).",
+    )
+    kind = parser.add_mutually_exclusive_group(required=True)
+    kind.add_argument(
+        "--cmake", dest="kind", action="store_const", const="cmake", help="HspcGen.cmake"
+    )
+    kind.add_argument(
+        "--meson", dest="kind", action="store_const", const="meson", help="the Meson snippet"
+    )
+    return parser
+
+
+def _integration_command(argv: Sequence[str]) -> int:
+    args = integration_parser().parse_args(argv)
+    print(vendor.integration_file(args.kind))
     return 0
 
 
@@ -252,6 +327,8 @@ def _dispatch(args: list[str]) -> int:
         "compare": _compare_command,
         "threads": _threads_command,
         "bench": _bench_command,
+        "vendor": _vendor_command,
+        "integration": _integration_command,
     }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:

@@ -63,6 +63,9 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
     assert "class BasicChannel" in header and "namespace example {" in header
     host = json.loads(run([bin_dir / "hspc-gen", "host", "--json"], cwd=elsewhere).stdout)
     assert host["logical_cpus"]
+    for kind in ("--cmake", "--meson"):
+        build_file = Path(run([bin_dir / "hspc-gen", "integration", kind]).stdout.strip())
+        assert build_file.is_file() and build_file.is_relative_to(tmp_path / "venv")
     names = run([bin_dir / "python", "-m", "zipfile", "-l", wheel]).stdout
     for data in (
         "templates/channel.hpp.j2",
@@ -71,6 +74,8 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
         "hspc/limits.hpp",
         "bench/harness.hpp",
         "schema/app.schema.json",
+        "hspc_gen/integration/HspcGen.cmake",
+        "hspc_gen/integration/meson.build",
     ):
         assert data in names
     for bare in ("search/", "generator/", "reports/"):
