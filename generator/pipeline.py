@@ -40,7 +40,6 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, schedule, tune
-from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
@@ -92,7 +91,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     bound = wiring.channel_bound_ns(target)
     header = HeaderWriter(out.header, target, host, options.command, estimated, bound)
     measuring = options.effort is not Effort.estimate
-    user_code = preflight.check(target.workload, target.event.size) if measuring else None
+    user_code = wiring.user_code(target, host, options.cache) if measuring else None
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     header.write(start)  # the anytime result: improved as results come, final at the end

@@ -126,6 +126,13 @@ def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated
     return calibrate.cached(cache_dir(cache), host.fingerprint)
 
 
+def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
+    """The user's own code checked alone and its cost per event: measured once per host and
+    code, then cached (None when the workload has no code of the user's)."""
+    workload, event_bytes = target.workload, target.event.size
+    return preflight.checked(workload, event_bytes, cache_dir(cache), host.fingerprint)
+
+
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
     timings = calibrated.timings
     return timings.budgets() if timings is not None else UNCALIBRATED
