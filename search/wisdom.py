@@ -9,11 +9,12 @@ refused whole. (A content hash, not a signature: it tells damage and stray edits
 the file.)
 
 An import checks the whole file before it writes anything, then merges part by part, keeping
-every host's part as FFTW keeps all wisdom: an entry the cache holds already is not written again
-(importing twice changes nothing), an entry for a measurement the cache holds its own of is left
-out (its own is kept, so an import does not change what the cache replays for what it measured),
-and what this version cannot read is left out; all are counted. A store file is rewritten whole
-(a temporary file renamed) under the store's own lock, so no run appends to it meanwhile.
+every host's part as FFTW keeps all wisdom. An entry the cache holds already is not written again
+(importing twice changes nothing). An entry for a measurement the cache holds its own of (the
+same plan's arm, or a cut of the same plan and run) is left out: appended, it would override the
+cache's own (a replay takes a round's latest samples), which measured this very host. What this
+version cannot read is left out too; all are counted. A store file is rewritten whole (a
+temporary file renamed) under the store's own lock, so that no run appends to it meanwhile.
 """
 
 from __future__ import annotations
