@@ -1,19 +1,12 @@
 """The command line: argv -> options -> pipeline -> exit status. Thin on purpose.
 
-    hspc-gen --target FILE [--out DIR] [--budget TIME] [--effort LEVEL] [--set NAME=VALUE]...
-             [--cache DIR] [--json] [--quiet]
-    hspc-gen host [--json] [--sysfs-root DIR]
-    hspc-gen compare --target FILE RESULT.json RESULT.json... [--rounds N] [--cache DIR] [--json]
-    hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
-    hspc-gen bench --target FILE [--from RESULT.json] [--out DIR] [--rounds N] [--cxxflags FLAGS]
-                   [--cache DIR] [--json]
-    hspc-gen vendor --target FILE --out DIR [--effort LEVEL] [--budget TIME] [--set NAME=VALUE]...
-                    [--cache DIR]
-    hspc-gen integration (--cmake | --meson)
+The commands (the main one, host, compare, threads, bench, vendor, integration, wisdom) and
+their options are listed in README.md's "The command line"; each takes --help.
 
 Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
 written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
-exited when run alone before tuning (nothing written), 130 interrupted, 143 terminated.
+exited when run alone before tuning (nothing written), 130 interrupted, 143 terminated. A wisdom
+file that is damaged, cut short, altered or of another format is bad input (nothing imported).
 This module is the only one that prints.
 """
 
@@ -43,6 +36,7 @@ from hspc_gen.reports import outcome
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
+from hspc_gen.reports import wisdom as wisdom_report
 from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS
 from hspc_gen.search.store import StoreBusyError
 
@@ -63,6 +57,7 @@ COMMANDS = {
     "threads": "recommend thread counts and placement for a tuned channel",
     "vendor": "a build system's configure step: tune into its folder unless current",
     "integration": "print where the CMake module or the Meson snippet is installed",
+    "wisdom": "export or import what was measured, for hosts of the same fingerprint to replay",
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
     f"  {PROG} {name:<12} {what}\n" for name, what in COMMANDS.items()
@@ -210,6 +205,39 @@ def _threads_command(argv: Sequence[str]) -> int:
     return 0
 
 
+def wisdom_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} wisdom",
+        description="Move what was measured (records, thread advice, the host's calibration) "
+        "between machines: a host of the same fingerprint replays it instead of measuring.",
+    )
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{export,import}")
+    export = actions.add_parser("export", help="write the cache's wisdom to FILE")
+    export.add_argument(
+        "--host-fingerprint",
+        dest="fingerprints",
+        action="append",
+        default=[],
+        metavar="FP",
+        help="only this host's (repeatable; default: every host in the cache)",
+    )
+    imported = actions.add_parser("import", help="merge the wisdom in FILE into the cache")
+    for sub in (export, imported):
+        sub.add_argument("--cache", type=Path, default=None, metavar="DIR")
+        sub.add_argument("file", type=Path, metavar="FILE", help="the wisdom file")
+    return parser
+
+
+def _wisdom_command(argv: Sequence[str]) -> int:
+    args = wisdom_parser().parse_args(argv)
+    if args.action == "export":
+        report = pipeline.export_wisdom(args.file, args.fingerprints, args.cache)
+    else:
+        report = pipeline.import_wisdom(args.file, args.cache, _progress(silent=False))
+    print(wisdom_report.render(report), end="")
+    return 0
+
+
 def _host_command(argv: Sequence[str]) -> int:
     args = host_parser().parse_args(argv)
     host = read_host(args.sysfs_root)
@@ -329,6 +357,7 @@ def _dispatch(args: list[str]) -> int:
         "bench": _bench_command,
         "vendor": _vendor_command,
         "integration": _integration_command,
+        "wisdom": _wisdom_command,
     }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:

@@ -30,18 +30,18 @@ from pathlib import Path
 
 from hspc_gen import params, wiring
 from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quiet
-from hspc_gen.emit import HeaderWriter, json_text, write_atomic
+from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
+from hspc_gen.model.wisdom import WisdomReport
 from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import findings, schedule, tune
-from hspc_gen.search.measure import preflight
+from hspc_gen.search import findings, schedule, tune, wisdom
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
@@ -93,7 +93,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     bound = wiring.channel_bound_ns(target)
     header = HeaderWriter(out.header, target, host, options.command, estimated, bound)
     measuring = options.effort is not Effort.estimate
-    user_code = preflight.check(target.workload, target.event.size) if measuring else None
+    user_code = wiring.user_code(target, host, options.cache) if measuring else None
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     header.write(start)  # the anytime result: improved as results come, final at the end
@@ -373,3 +373,17 @@ def threads(  # noqa: PLR0917 (the command's own options, in its order)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
     return report
+
+
+def export_wisdom(file: Path, fingerprints: Sequence[str], cache: Path | None) -> WisdomReport:
+    """`hspc-gen wisdom export`: the cache's records, calibration and user's code's costs of
+    the hosts named (all when none), for other hosts of their fingerprints to replay."""
+    if (problem := writable_problem(file)) is not None:  # the cache is only read
+        raise UserError(f"cannot write {file.name}: {problem}")
+    return wisdom.export(wiring.cache_dir(cache), file, fingerprints, read_host().fingerprint)
+
+
+def import_wisdom(file: Path, cache: Path | None, show: Show = quiet) -> WisdomReport:
+    """`hspc-gen wisdom import`: the file checked whole, then merged into the cache."""
+    wiring.check_outputs(cache=cache)
+    return wisdom.import_file(file, wiring.cache_dir(cache), read_host().fingerprint, show)

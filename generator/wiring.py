@@ -33,6 +33,7 @@ from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import HostShape, Space
+from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
@@ -124,6 +125,13 @@ def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated
     if measure:
         return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
     return calibrate.cached(cache_dir(cache), host.fingerprint)
+
+
+def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
+    """The user's own code checked alone and its cost per event: measured once per host and
+    code, then cached (None when the workload has no code of the user's)."""
+    workload, event_bytes = target.workload, target.event.size
+    return preflight.checked(workload, event_bytes, cache_dir(cache), host.fingerprint)
 
 
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
@@ -247,7 +255,7 @@ def channel_bound_ns(target: Target) -> int:
 
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:
-    return RecordStore(cache_dir(cache) / "records", host.fingerprint)
+    return RecordStore(cache_dir(cache) / RECORDS_FOLDER, host.fingerprint)
 
 
 def thread_inputs(target: Target, host: Host) -> ThreadInputs:

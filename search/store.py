@@ -24,16 +24,22 @@ from typing import IO
 
 from hspc_gen.search.records import Cut, Record, RecordKey, entry_from_dict
 
-_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+FOLDER = "records"  # under the cache folder
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 LOCK_POLL_SECONDS = 0.5
 
 
 def store_file_name(fingerprint: str) -> str:
     """The file name for a fingerprint: itself when it is a safe name, else a hash of it."""
-    if _SAFE_NAME.fullmatch(fingerprint):
+    if SAFE_NAME.fullmatch(fingerprint):
         return f"{fingerprint}.jsonl"
     digest = hashlib.sha256(fingerprint.encode()).hexdigest()[:16]
     return f"host-{digest}.jsonl"
+
+
+def entry_line(entry: Record | Cut) -> str:
+    """An entry as the store writes it: one canonical JSON line (the same entry, the same bytes)."""
+    return json.dumps(entry.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
 
 
 @dataclass(frozen=True)
@@ -55,6 +61,11 @@ def read_records(path: Path) -> Loaded:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return Loaded(())
+    return parse_lines(text, path)
+
+
+def parse_lines(text: str, path: Path) -> Loaded:
+    """`read_records` of a store file's text (`path` names it in what is skipped)."""
     lines = text.split("\n")
     # split() leaves "" after a final newline, or the unterminated fragment of a cut-short write.
     lines.pop()
@@ -94,7 +105,7 @@ class RecordStore:
                 f"record for host {entry.key.fingerprint!r} in the store of {self.fingerprint!r}"
             )
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(entry.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
+        line = entry_line(entry)
         with self.path.open("a+b") as f:
             # A previous writer killed mid-line left an unterminated fragment: end it, so that
             # this entry starts a line of its own and only the fragment is lost.
@@ -135,11 +146,19 @@ class StoreBusyError(Exception):
     """Another run held the store's lock for longer than this run could wait."""
 
 
-@contextlib.contextmanager
-def locked(store: RecordStore, deadline: float, on_wait: Callable[[str], None]) -> Iterator[None]:
+def locked(
+    store: RecordStore, deadline: float, on_wait: Callable[[str], None]
+) -> contextlib.AbstractContextManager[None]:
     """One run at a time measures with a host's records: two at once would disturb each
     other's samples and record them as sound. Waits for the other run until `deadline`."""
-    path = store.path.with_suffix(".lock")
+    return lock(store.path, deadline, on_wait)
+
+
+@contextlib.contextmanager
+def lock(store_path: Path, deadline: float, on_wait: Callable[[str], None]) -> Iterator[None]:
+    """The lock of the store file `store_path`, as `locked` takes it: whoever rewrites the file
+    (a wisdom import) holds it too, so that no run appends to the file being replaced."""
+    path = store_path.with_suffix(".lock")
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+") as handle:
         _acquire(handle, path, deadline, on_wait)

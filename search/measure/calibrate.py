@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from hspc_gen.emit import write_atomic
 from hspc_gen.model import HostTimings
@@ -25,6 +27,7 @@ SAMPLES = 101
 COMPILE_TIMEOUT_SECONDS = 120.0
 RUN_TIMEOUT_SECONDS = 30.0
 FOLDER = "host"  # under the cache folder: the program, and one file per host fingerprint
+RECORD_PREFIX = "timings-"
 
 
 @dataclass(frozen=True)
@@ -38,12 +41,11 @@ NOT_CALIBRATED = Calibrated(None)
 
 def cached(cache_dir: Path, fingerprint: str) -> Calibrated:
     """The timings an earlier run measured on this host, without measuring."""
-    path = _record(cache_dir, fingerprint)
+    path = record_path(cache_dir, fingerprint)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = timings_document(json.loads(path.read_text(encoding="utf-8")))
         wake, switch = document["wake_ns"], document["switch_ns"]
-        busy = bool(document["busy"])
-        timings = HostTimings(stats.figure(wake), stats.figure(switch), busy)
+        timings = HostTimings(stats.figure(wake), stats.figure(switch), document["busy"])
     except FileNotFoundError:
         return Calibrated(None, "the host's wait costs were never measured here")
     except (OSError, ValueError, KeyError, TypeError) as err:
@@ -67,7 +69,7 @@ def calibrate(cache_dir: Path, fingerprint: str, compiler: str) -> Calibrated:
         return Calibrated(known.timings, f"the host's wait costs were not measured: {err}")
     busy = load.busy(before, load.cpu_times())
     document = {"wake_ns": wake, "switch_ns": switch, "busy": busy}
-    write_atomic(_record(cache_dir, fingerprint), json.dumps(document) + "\n")
+    write_atomic(record_path(cache_dir, fingerprint), json.dumps(document) + "\n")
     return Calibrated(HostTimings(stats.figure(wake), stats.figure(switch), busy))
 
 
@@ -75,8 +77,27 @@ class CalibrationError(Exception):
     pass
 
 
-def _record(cache_dir: Path, fingerprint: str) -> Path:
-    return cache_dir / FOLDER / f"timings-{fingerprint}.json"
+def record_path(cache_dir: Path, fingerprint: str) -> Path:
+    return cache_dir / FOLDER / f"{RECORD_PREFIX}{fingerprint}.json"
+
+
+def timings_document(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A calibration record as its file holds it, checked (ValueError, KeyError or TypeError
+    when it is not one) and in one form, so that two records of the same timings compare equal."""
+    busy = data["busy"]
+    if not isinstance(busy, bool):
+        raise TypeError(f"busy is {busy!r}, not true or false")
+    return {
+        "wake_ns": _floats(data["wake_ns"]),
+        "switch_ns": _floats(data["switch_ns"]),
+        "busy": busy,
+    }
+
+
+def _floats(values: Any) -> list[float]:
+    if not isinstance(values, list):
+        raise TypeError(f"{values!r} is not a list of timings")
+    return [float(v) for v in values]
 
 
 def _source() -> Path:

@@ -6,20 +6,31 @@ line, or the declaration a wrong signature should have had (UserError, exit stat
 crash, an exit() or a sanitizer's complaint in their code alone is named as such, with the last
 lines it printed (UserCodeError, exit status 3). Either way nothing is tuned and nothing is
 written. A success measures each side's cost per event, so samples are sized from the truth.
+
+That cost is kept in the cache per host fingerprint and code, as the calibration is: the search's
+sample sizes follow from it, so a cost measured again (never quite the same) would size the plans
+differently, and a re-run, or a host replaying imported wisdom, would find none of them recorded.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import os
 import re
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserCodeError, UserError
+from hspc_gen.search.measure import load
 from hspc_gen.target import Workload
 
 SMOKE_EVENTS = 100_000
@@ -33,6 +44,8 @@ SIGNATURES = {
 }
 _DIAGNOSTIC = re.compile(r"^(?P<where>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: ")
 _UNDEFINED = re.compile(r"undefined reference to `(?P<name>hspc_(?:produce|consume))\b")
+FOLDER = "host"  # under the cache folder, beside the calibration's record
+RECORD_PREFIX = "user-code-"
 
 
 @dataclass(frozen=True)
@@ -41,6 +54,14 @@ class UserCode:
 
     producer_ns: float
     consumer_ns: float
+    busy: bool = False  # measured beside other load: a quiet run measures it again
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> UserCode:
+        return cls(float(data["producer_ns"]), float(data["consumer_ns"]), bool(data["busy"]))
 
 
 def compiler() -> str:
@@ -56,17 +77,66 @@ def _sources(workload: Workload) -> dict[str, Path]:
 def check(workload: Workload, event_bytes: int) -> UserCode | None:
     """Build and run the user's code alone; None when the workload has none."""
     sources = _sources(workload)
+    return _measured(sources, event_bytes) if sources else None
+
+
+def checked(
+    workload: Workload, event_bytes: int, cache_dir: Path, fingerprint: str
+) -> UserCode | None:
+    """`check`, once per host and code: the cost recorded for the same code on this host (or
+    imported with wisdom from one like it) answers without building or running anything, unless
+    it was measured beside other load and the machine is quiet now."""
+    sources = _sources(workload)
     if not sources:
         return None
+    path = record_path(cache_dir, fingerprint, code_digest(sources, event_bytes))
+    known = recorded(path)
+    if known is not None and (not known.busy or load.machine_busy()[0]):
+        return known
+    before = load.cpu_times()
+    measured = _measured(sources, event_bytes)
+    measured = dataclasses.replace(measured, busy=load.busy(before, load.cpu_times()))
+    write_atomic(path, json.dumps(measured.to_dict(), sort_keys=True) + "\n")
+    return measured
+
+
+def _measured(sources: dict[str, Path], event_bytes: int) -> UserCode:
     with tempfile.TemporaryDirectory(prefix="hspc-smoke-") as tmp:
         program = Path(tmp) / "smoke"
         _build(sources, event_bytes, program)
         return _run(sources, program)
 
 
+def code_digest(sources: Mapping[str, Path], event_bytes: int) -> str:
+    """What a recorded cost is valid for: the user's files and the sides they serve, the event
+    size, and the harness that timed them."""
+    digest = hashlib.sha256(f"{event_bytes}".encode())
+    digest.update(_smoke_main().read_bytes())
+    for side, path in sorted(sources.items()):
+        digest.update(f"\0{side}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def record_path(cache_dir: Path, fingerprint: str, digest: str) -> Path:
+    return cache_dir / FOLDER / f"{RECORD_PREFIX}{fingerprint}-{digest}.json"
+
+
+def recorded(path: Path) -> UserCode | None:
+    """The cost recorded at `path`; None when there is none or it cannot be read (then it is
+    measured again and rewritten)."""
+    try:
+        return UserCode.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _smoke_main() -> Path:
+    return Path(str(resources.files("hspc_gen.runtime").joinpath("bench", "smoke_main.cpp")))
+
+
 def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
-    runtime = resources.files("hspc_gen.runtime")
-    main = Path(str(runtime.joinpath("bench", "smoke_main.cpp")))
+    main = _smoke_main()
     defines = [f"-DHSPC_APP_{side.upper()}" for side in sources]
     folders = sorted({f"-I{path.parent}" for path in sources.values()})
     files = sorted({str(path) for path in sources.values()})

@@ -28,7 +28,7 @@ from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.search import schedule, stats
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
-from hspc_gen.search.records import RecordKey, candidate_id
+from hspc_gen.search.records import Cut, RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
@@ -186,7 +186,10 @@ def _replay_or_measure(
     except NotRecordedError:
         pass
     if time.monotonic() + schedule.build_seconds(1, JOBS) > where.budget.deadline:
-        raise BudgetSpentError  # not even its build fits: the estimated advice stays
+        # Not even its build fits: the estimated advice stays. Recorded as its first call's cut,
+        # so that the same command replayed (quicker, with time to spare) stops here too.
+        where.store.append(Cut(key, where.budget.run, (THREAD_SEED, 0)))
+        raise BudgetSpentError
     built = where.toolchain.build(prepared)
     if built.executable is None or candidate_id(channel) in built.failed:
         return ThreadFailure(Status.compile_error, built.log[-2000:])

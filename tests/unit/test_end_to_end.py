@@ -1,6 +1,7 @@
 """The product, for real: hspc-gen tunes the example with the real compiler, Meson, Ninja and
 Google Benchmark; the header it writes passes the channel's stress test; a re-run from the
-records measures nothing and writes the same bytes."""
+records measures nothing and writes the same bytes, and so does the same command on another
+cache that imported the first one's wisdom."""
 
 from __future__ import annotations
 
@@ -17,8 +18,15 @@ from browser import open_page
 from hspc_gen.reports import figure_data, html
 from hspc_gen.search.tune import CALIBRATION_ROUND
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 BUDGET = "45s"
+# The cache and the outputs are named relative to the working folder, so that the same command
+# line (the header's banner names it) runs on another cache in another folder.
+ARGS = ("--target", REPO / "examples" / "app.yaml", "--effort", "quick", "--budget", BUDGET,
+        "--cache", "cache", "--json", "--out", "out")  # fmt: skip
+HEADER = "example_channel.hpp"
 
 
 def hspc_gen(*args: str | Path, cwd: Path) -> dict[str, Any]:
@@ -40,13 +48,11 @@ def runs(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
     work = tmp_path_factory.mktemp("e2e")
-    args = ("--target", REPO / "examples" / "app.yaml", "--effort", "quick", "--budget", BUDGET,
-            "--cache", work / "cache", "--json")  # fmt: skip
     # The same command twice (the header's banner names it): keep the cold run's outputs aside.
-    cold = hspc_gen(*args, "--out", "out", cwd=work)
+    cold = hspc_gen(*ARGS, cwd=work)
     (work / "out").rename(work / "cold")
     shutil.copytree(work / "cache" / "records", work / "cold_records")
-    warm = hspc_gen(*args, "--out", "out", cwd=work)
+    warm = hspc_gen(*ARGS, cwd=work)
     (work / "out").rename(work / "warm")
     return work, cold, warm
 
@@ -110,12 +116,59 @@ def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(
         assert warm["measured_plans"] == 0
         assert warm["cached_plans"] == cold["measured_plans"]
         assert warm["winner"] == cold["winner"]
-        cold_header = (work / "cold" / "example_channel.hpp").read_bytes()
-        assert (work / "warm" / "example_channel.hpp").read_bytes() == cold_header
+        cold_header = (work / "cold" / HEADER).read_bytes()
+        assert (work / "warm" / HEADER).read_bytes() == cold_header
     else:
         # A plan measured beside a busy neighbour is measured again by a quiet run; its new
         # samples may change a decision, and every plan after it then differs too.
         assert warm["measured_plans"] >= 1
+
+
+def wisdom(*args: str | Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "hspc_gen", "wisdom", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def measured_beside_load(cache: Path) -> bool:
+    """Whether anything in the cache was measured beside other load: a quiet run measures that
+    again instead of replaying it (the calibration too)."""
+    calibrations = [json.loads(f.read_text()) for f in (cache / "host").glob("timings-*.json")]
+    return busy_plans(cache / "records") > 0 or any(c["busy"] for c in calibrations)
+
+
+def test_imported_wisdom_replays_the_same_header_without_measuring(
+    runs: tuple[Path, dict[str, Any], dict[str, Any]], tmp_path: Path
+) -> None:
+    work, _, warm = runs
+    file = tmp_path / "fleet.wisdom"
+    assert "(this host)" in wisdom("export", "--cache", work / "cache", file)
+    there = tmp_path / "there"  # another folder, an empty cache: as on another machine
+    there.mkdir()
+    assert "this host replays it" in wisdom("import", "--cache", there / "cache", file)
+    records = there / "cache" / "records"
+    stores = {f: f.read_bytes() for f in records.glob("*.jsonl")}
+    replayed = hspc_gen(*ARGS, cwd=there)  # the very command the measuring cache ran
+    # A run beside other load takes every record as it is; a quiet one measures again what was
+    # measured beside load, and only then may it measure here.
+    if replayed["busy"] or not measured_beside_load(work / "cache"):
+        assert replayed["measured_plans"] == 0
+    if replayed["measured_plans"] == 0:
+        assert replayed["cached_plans"] > 0
+        assert (there / "out" / HEADER).read_bytes() == (work / "warm" / HEADER).read_bytes()
+        assert replayed["winner"] == warm["winner"]
+        assert replayed["host_timings"] == warm["host_timings"]
+        # Nothing measured: no record appended (thread search, budget cuts), nothing built,
+        # no calibration program.
+        assert {f: f.read_bytes() for f in records.glob("*.jsonl")} == stores
+        assert not (there / "cache" / "builds").exists()
+        assert not list((there / "cache" / "host").glob("calibrate-*"))
 
 
 def test_the_written_header_passes_the_stress_test(
@@ -125,7 +178,7 @@ def test_the_written_header_passes_the_stress_test(
     primitive = cold["winner"]["params"]["primitive"]
     exe = work / "stress"
     flags = ["-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
-    header = work / "cold" / "example_channel.hpp"
+    header = work / "cold" / HEADER
     defines = [
         f'-DHSPC_GENERATED_HEADER="{header}"',
         "-DHSPC_GENERATED_NAMESPACE=example",

@@ -25,7 +25,12 @@ from hspc_gen.search.threads.recorded import (
     NotRecordedError,
     RecordedMeasure,
 )
-from hspc_gen.search.threads.session import ThreadInputs, ThreadRun, recommend_threads
+from hspc_gen.search.threads.session import (
+    BUDGET_SPENT,
+    ThreadInputs,
+    ThreadRun,
+    recommend_threads,
+)
 from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-test", "c++", "-O2")
@@ -85,13 +90,34 @@ class FailingBuild(fr.SimulatedToolchain):
         return BuildResult(Status.compile_error, None, "src", log="work.cpp:3: error: nope")
 
 
+CHANNEL = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+INPUTS = ThreadInputs(
+    Workload(), "auto", "auto", PinThreads.auto, TopologyShape.uniform(cores_per_package=2)
+)
+
+
 def test_a_thread_search_whose_build_fails_is_a_thread_failure(tmp_path: Path) -> None:
-    channel = ChannelParams(64, 0, 4, 4096, Primitive.futex)
-    shape = TopologyShape.uniform(cores_per_package=2)
-    inputs = ThreadInputs(Workload(), "auto", "auto", PinThreads.auto, shape)
     store = RecordStore(tmp_path, "fp")
-    found = recommend_threads(channel, inputs, ThreadRun(FailingBuild(), store))
+    found = recommend_threads(CHANNEL, INPUTS, ThreadRun(FailingBuild(), store))
     assert found == ThreadFailure(Status.compile_error, "work.cpp:3: error: nope")
+
+
+def test_a_search_whose_build_does_not_fit_is_cut_and_the_same_command_stops_there(
+    tmp_path: Path,
+) -> None:
+    toolchain = fr.SimulatedToolchain()
+    spent = Budget(deadline=time.monotonic(), run="quick:45s")
+    found = recommend_threads(
+        CHANNEL, INPUTS, ThreadRun(toolchain, RecordStore(tmp_path, "fp"), spent)
+    )
+    assert found == ThreadFailure(Status.skipped, BUDGET_SPENT)
+    # Replayed, the run before it is quicker and leaves time for the build: it must not use it,
+    # or the same records would give another header.
+    ample = dataclasses.replace(spent, deadline=time.monotonic() + 600)
+    again = recommend_threads(
+        CHANNEL, INPUTS, ThreadRun(toolchain, RecordStore(tmp_path, "fp"), ample)
+    )
+    assert again == found and toolchain.builds == 0
 
 
 def test_a_call_past_the_budget_is_cut_recorded_and_replayed_as_cut(tmp_path: Path) -> None:

@@ -1,0 +1,260 @@
+"""hspc_gen.search.wisdom and `hspc-gen wisdom`: what one cache measured, exported, checked by
+its content hash and merged into another cache without duplicates (the real replay from an
+imported cache is test_end_to_end's)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fake_runner as fr
+import pytest
+
+from hspc_gen.errors import UserError
+from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
+from hspc_gen.search import wisdom
+from hspc_gen.search.records import Candidate, Cut, Record, RecordKey
+from hspc_gen.search.store import RecordStore
+
+HOST_A, HOST_B = "host-a", "host-b"
+PARAMS = ChannelParams(128, 4096, 4, 2048, Primitive.futex, 0, 1)
+USER_CODE = f"user-code-{HOST_A}-0123456789abcdef.json"
+
+
+def key(fingerprint: str = HOST_A, source: str = "src-1") -> RecordKey:
+    return RecordKey(fingerprint, source, "g++ 12.2.0", "--buildtype=release")
+
+
+def record(arm: str, fingerprint: str = HOST_A, seed: int = 42, ns: float = 25.0) -> Record:
+    samples = tuple(fr.Simulated(seed=seed).samples(arm, ns, 3, fr.Cost()))
+    candidate = Candidate(PARAMS, "two", "placement")
+    return Record(key(fingerprint), arm, Status.ok, samples, candidate, seed, fr.EVENTS_PER_SAMPLE)
+
+
+def timings(busy: bool = False, wake: float = 20000.0) -> dict[str, Any]:
+    return {"wake_ns": [wake, wake + 100.0], "switch_ns": [2000.0], "busy": busy}
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document) + "\n")
+
+
+def store(cache: Path, fingerprint: str = HOST_A) -> RecordStore:
+    return RecordStore(cache / "records", fingerprint)
+
+
+@pytest.fixture
+def measured(tmp_path: Path) -> Path:
+    """A cache that measured two hosts: host A with its calibration and its user's code's cost."""
+    cache = tmp_path / "measured"
+    store(cache).extend([record("c1"), record("c2"), record("c1", seed=43)])
+    store(cache).append(Cut(key(), "quick:40s", (42, 12)))
+    store(cache, HOST_B).append(record("c1", fingerprint=HOST_B))
+    write_json(cache / "host" / f"timings-{HOST_A}.json", timings())
+    write_json(
+        cache / "host" / USER_CODE, {"producer_ns": 40.0, "consumer_ns": 15.0, "busy": False}
+    )
+    return cache
+
+
+def export(cache: Path, file: Path, *fingerprints: str) -> WisdomReport:
+    return wisdom.export(cache, file, fingerprints, this_host=HOST_A)
+
+
+def import_(file: Path, cache: Path) -> WisdomReport:
+    return wisdom.import_file(file, cache, this_host=HOST_A, on_wait=print)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_empty_cache_gets_every_entry_and_host_record(measured: Path, tmp_path: Path) -> None:
+    file = tmp_path / "fleet.wisdom"
+    exported = export(measured, file)
+    assert exported.action is WisdomAction.export and exported.ignored == ()
+    assert exported.hosts == (HostPart(HOST_A, 4, 2), HostPart(HOST_B, 1, 0))
+    fresh = tmp_path / "fresh"
+    imported = import_(file, fresh)
+    assert imported.hosts == (HostPart(HOST_A, 4, 2), HostPart(HOST_B, 1, 0))
+    for fingerprint in (HOST_A, HOST_B):
+        # The same records in the same order: a replay takes a round's latest samples.
+        assert store(fresh, fingerprint).records() == store(measured, fingerprint).records()
+    assert store(fresh).was_cut(Cut(key(), "quick:40s", (42, 12)))
+    for name in (f"timings-{HOST_A}.json", USER_CODE):
+        assert json.loads((fresh / "host" / name).read_text()) == json.loads(
+            (measured / "host" / name).read_text()
+        )
+
+
+def test_importing_twice_changes_nothing(measured: Path, tmp_path: Path) -> None:
+    file, fresh = tmp_path / "fleet.wisdom", tmp_path / "fresh"
+    export(measured, file)
+    import_(file, fresh)
+    before = snapshot(fresh)
+    again = import_(file, fresh)
+    assert again.hosts == (
+        HostPart(HOST_A, 0, 0, present=6),
+        HostPart(HOST_B, 0, 0, present=1),
+    )
+    assert snapshot(fresh) == before
+
+
+def test_host_fingerprint_exports_that_host_only(measured: Path, tmp_path: Path) -> None:
+    file, fresh = tmp_path / "a.wisdom", tmp_path / "fresh"
+    assert [p.fingerprint for p in export(measured, file, HOST_A).hosts] == [HOST_A]
+    decoded = wisdom.decode(file.read_bytes(), file.name)
+    assert [h.fingerprint for h in decoded.hosts] == [HOST_A]
+    import_(file, fresh)
+    assert store(fresh, HOST_B).records() == ()
+    assert store(fresh).records() == store(measured).records()
+
+
+def test_an_empty_cache_or_an_unknown_host_has_nothing_to_export(
+    measured: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(UserError, match="holds no records"):
+        export(tmp_path / "empty", tmp_path / "x.wisdom")
+    with pytest.raises(UserError, match=f"nothing for host host-c; it holds {HOST_A}, {HOST_B}"):
+        export(measured, tmp_path / "x.wisdom", "host-c")
+    assert not (tmp_path / "x.wisdom").exists()
+
+
+def test_the_caches_own_measurements_are_kept_and_the_others_counted(
+    measured: Path, tmp_path: Path
+) -> None:
+    file, own = tmp_path / "fleet.wisdom", tmp_path / "own"
+    export(measured, file)
+    mine = record("c1", ns=30.0)  # the same plan's arm, measured here: other samples
+    store(own).append(mine)
+    write_json(own / "host" / f"timings-{HOST_A}.json", timings(wake=5000.0))
+    got = import_(file, own).part_of(HOST_A)
+    assert got == HostPart(HOST_A, 3, 1, present=0, conflicts=1, kept=1)
+    assert store(own).lookup(key(), "c1")[0] == mine
+    assert [r.seed for r in store(own).lookup(key(), "c1")] == [42, 43]
+    assert json.loads((own / "host" / f"timings-{HOST_A}.json").read_text()) == timings(wake=5000.0)
+
+
+def test_a_calibration_taken_beside_other_load_gives_way_to_a_quiet_one(
+    measured: Path, tmp_path: Path
+) -> None:
+    file, busy = tmp_path / "fleet.wisdom", tmp_path / "busy"
+    export(measured, file)
+    write_json(busy / "host" / f"timings-{HOST_A}.json", timings(busy=True, wake=90000.0))
+    assert import_(file, busy).part_of(HOST_A) == HostPart(HOST_A, 4, 2)
+    assert json.loads((busy / "host" / f"timings-{HOST_A}.json").read_text()) == timings()
+
+
+def resigned(file: Path, edit: Any) -> None:
+    """Edit the payload, then sign it again as the format says (sha256 of its canonical JSON)."""
+    document = json.loads(file.read_text())
+    edit(document["payload"])
+    canonical = json.dumps(document["payload"], sort_keys=True, separators=(",", ":"))
+    document["sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    file.write_text(json.dumps(document))
+
+
+def test_entries_this_version_cannot_use_are_ignored_with_a_count(
+    measured: Path, tmp_path: Path
+) -> None:
+    file, fresh = tmp_path / "fleet.wisdom", tmp_path / "fresh"
+    export(measured, file, HOST_A)
+
+    def spoil(payload: dict[str, Any]) -> None:
+        entries = payload["hosts"][0]["entries"]
+        entries.append({**entries[0], "schema": 1})  # another record format
+        entries.append(record("c9", fingerprint=HOST_B).to_dict())  # not host A's
+        payload["hosts"][0]["host_files"]["timings-host-b.json"] = timings()
+        payload["hosts"].append({"fingerprint": "../etc", "entries": [], "host_files": {}})
+
+    resigned(file, spoil)
+    got = import_(file, fresh)
+    assert got.hosts == (HostPart(HOST_A, 4, 2),)
+    assert dict(got.ignored) == {
+        wisdom.UNREADABLE_ENTRY: 1,
+        wisdom.FOREIGN_ENTRY: 1,
+        wisdom.UNREADABLE_HOST_FILE: 1,
+        wisdom.BAD_FINGERPRINT: 1,
+    }
+    assert sorted(p.name for p in (fresh / "host").iterdir()) == sorted(
+        [f"timings-{HOST_A}.json", USER_CODE]
+    )
+
+
+def test_a_partial_last_line_is_ended_before_the_imported_lines(
+    measured: Path, tmp_path: Path
+) -> None:
+    file, torn = tmp_path / "fleet.wisdom", tmp_path / "torn"
+    export(measured, file, HOST_A)
+    kept = record("c7", seed=7)
+    store(torn).append(kept)
+    whole = json.dumps(record("c8", seed=8).to_dict())
+    with store(torn).path.open("a") as handle:
+        handle.write(whole[:40])  # a writer killed mid-line
+    import_(file, torn)
+    reopened = store(torn)
+    assert reopened.records() == (kept, *store(measured).records())
+    assert len(reopened.skipped) == 1  # the fragment alone
+
+
+def hspc_gen(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hspc_gen", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def one_byte_changed(text: str) -> str:
+    at = text.index('"wall_ns":[') + len('"wall_ns":[')
+    digit = text[at]
+    return text[:at] + ("1" if digit != "1" else "2") + text[at + 1 :]
+
+
+REFUSED = {
+    "one byte changed": (one_byte_changed, "was altered or damaged"),
+    "truncated": (lambda text: text[: len(text) // 2], "is damaged or cut short"),
+    "another format version": (
+        lambda text: text.replace('"version":1', '"version":2'),
+        "is wisdom format 2; this hspc-gen reads format 1",
+    ),
+    "not JSON": (lambda _text: "name: app\nevent:\n  size: 8\n", "not an hspc-gen wisdom file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_file_that_is_not_whole_wisdom_is_refused_and_nothing_written(
+    measured: Path, tmp_path: Path, case: str
+) -> None:
+    file, cache = tmp_path / "fleet.wisdom", tmp_path / "cache"
+    export(measured, file)
+    edit, expected = REFUSED[case]
+    file.write_text(edit(file.read_text()))
+    store(cache).append(record("c5", seed=5))  # a cache with records of its own
+    before = snapshot(cache)
+    done = hspc_gen("wisdom", "import", "--cache", cache, file)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("hspc-gen: error: ") and done.stderr.count("\n") == 1
+    assert expected in done.stderr, done.stderr
+    assert snapshot(cache) == before
+
+
+def test_the_commands_report_what_moved(measured: Path, tmp_path: Path) -> None:
+    file = tmp_path / "fleet.wisdom"
+    done = hspc_gen("wisdom", "export", "--host-fingerprint", HOST_A, "--cache", measured, file)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"wrote {file}: the wisdom of 1 host(s)"
+    assert f"  {HOST_A}: 4 record-store entries, 2 host record(s)" in done.stdout
+    for _ in range(2):
+        done = hspc_gen("wisdom", "import", "--cache", tmp_path / "fresh", file)
+        assert done.returncode == 0, done.stderr
+    assert f"  {HOST_A}: 0 entries and 0 host record(s) added, 6 already here" in done.stdout
+    assert "nothing in it is for this host" in done.stdout
