@@ -94,7 +94,8 @@ class CpuinfoScanner {
     const char* begin = line_;
     const char* end = line_ + line_size_;
     line_size_ = 0;
-    const char* colon = static_cast<const char*>(std::memchr(begin, ':', end - begin));
+    const char* colon =
+        static_cast<const char*>(std::memchr(begin, ':', static_cast<std::size_t>(end - begin)));
     if (colon == nullptr) return;
     const char* key_end = colon;
     while (begin < key_end && space(*begin)) ++begin;
