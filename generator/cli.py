@@ -3,14 +3,16 @@
     hspc-gen --target FILE [--out DIR] [--budget TIME] [--effort LEVEL] [--set NAME=VALUE]...
              [--cache DIR] [--json] [--quiet]
     hspc-gen host [--json] [--sysfs-root DIR]
+    hspc-gen check HEADER [--json] [--sysfs-root DIR]
     hspc-gen compare --target FILE RESULT.json RESULT.json... [--rounds N] [--cache DIR] [--json]
     hspc-gen threads --target FILE [--sweep] [--from RESULT.json] [--out DIR] [--cache DIR] [--json]
     hspc-gen bench --target FILE [--from RESULT.json] [--out DIR] [--rounds N] [--cxxflags FLAGS]
                    [--cache DIR] [--json]
 
-Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
-written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
-exited when run alone before tuning (nothing written), 130 interrupted, 143 terminated.
+Exit status: 0 done, 1 the run could not finish (for check: the header was tuned elsewhere), 2 bad
+input (one message, no traceback, no file written; the user's code not compiling is bad input
+too), 3 the user's own code hung, crashed or exited when run alone before tuning (nothing
+written), 130 interrupted, 143 terminated.
 This module is the only one that prints.
 """
 
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from hspc_gen import __version__, bench, pipeline
+from hspc_gen import __version__, bench, check, pipeline
 from hspc_gen.batch import Show
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserCodeError, UserError
@@ -57,6 +59,7 @@ COMMANDS = {
     "compare": "re-measure the winners of earlier runs side by side",
     "bench": "time the tuned header beside this host's peer queues",
     "threads": "recommend thread counts and placement for a tuned channel",
+    "check": "say whether a header was tuned on this host, and what differs",
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
     f"  {PROG} {name:<8} {what}\n" for name, what in COMMANDS.items()
@@ -110,6 +113,43 @@ def host_parser() -> argparse.ArgumentParser:
         "--sysfs-root", type=Path, default=Path("/sys"), help="read DIR in place of /sys"
     )
     return parser
+
+
+def check_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} check",
+        description="Say whether HEADER was tuned on this host, with this hspc-gen and compiler "
+        "(exit 0), or what differs (exit 1).",
+    )
+    parser.add_argument("header", type=Path, metavar="HEADER", help="a header hspc-gen wrote")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument(
+        "--sysfs-root",
+        type=Path,
+        default=Path("/sys"),
+        metavar="DIR",
+        help="compare with the host DIR describes, in place of /sys",
+    )
+    return parser
+
+
+def _check_command(argv: Sequence[str]) -> int:
+    args = check_parser().parse_args(argv)
+    checked = check.check(args.header, args.sysfs_root)
+    if args.json:
+        print(json_text(checked.to_json()), end="")
+    elif checked.matches:
+        tuned = checked.tuned
+        print(
+            f"{args.header}: tuned on this host ({tuned.description!r}, fingerprint "
+            f"{tuned.fingerprint}) with hspc-gen {tuned.hspc_gen_version} and {tuned.compiler!r}"
+        )
+    else:
+        print(f"{args.header}: tuned elsewhere; re-run hspc-gen on this host to tune it here")
+        print("(the channel still works correctly, only its tuning may not fit):")
+        for difference in checked.differences:
+            print(f"  {difference.line}")
+    return 0 if checked.matches else 1
 
 
 def compare_parser() -> argparse.ArgumentParser:
@@ -252,6 +292,7 @@ def _dispatch(args: list[str]) -> int:
         "compare": _compare_command,
         "threads": _threads_command,
         "bench": _bench_command,
+        "check": _check_command,
     }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:
