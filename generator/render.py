@@ -138,7 +138,6 @@ def render_header(spec: HeaderSpec) -> str:
         .render(
             spec=spec,
             params=spec.params,
-            version=__version__,
             includes=runtime.system_includes,
             runtime_body=runtime.body,
             tuned_on_lines=initializer_lines(spec.provenance.tuned_on),
