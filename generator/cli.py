@@ -1,63 +1,52 @@
 """The command line: argv -> options -> pipeline -> exit status. Thin on purpose.
 
-The commands (the main one, host, compare, threads, bench, vendor, integration, wisdom) and
-their options are listed in README.md's "The command line"; each takes --help.
+The commands (the main one, host, check, compare, threads, bench, vendor, integration, wisdom)
+and their options are listed in README.md's "The command line"; each takes --help.
 
-Exit status: 0 done, 1 the run could not finish, 2 bad input (one message, no traceback, no file
-written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or
-exited when run alone before tuning (nothing written), 130 interrupted, 143 terminated. A wisdom
-file that is damaged, cut short, altered or of another format is bad input (nothing imported).
-This module is the only one that prints.
+Exit status: 0 done, 1 the run could not finish (for check: the header was tuned elsewhere), 2 bad
+input (one message, no traceback, no file written; the user's code not compiling is bad input
+too), 3 the user's own code hung, crashed or exited when run alone before tuning (nothing
+written), 130 interrupted, 143 terminated. A wisdom file that is damaged, cut short, altered or
+of another format is bad input (nothing imported).
+This module and cli_install are the only ones that print.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
-from hspc_gen import __version__, bench, pipeline, vendor
-from hspc_gen.batch import Show
+from hspc_gen import __version__, bench, cli_install, pipeline
+from hspc_gen.cli_common import (
+    PROG,
+    Parser,
+    outcome_status,
+    progress,
+    tuning_arguments,
+    tuning_options,
+)
 from hspc_gen.emit import json_text
-from hspc_gen.errors import UserCodeError, UserError
+from hspc_gen.errors import UserError
 from hspc_gen.host import describe, read_host
-from hspc_gen.model import PARAM_NAMES, Effort
-from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
-from hspc_gen.pipeline import Options
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.reports import comparison as comparison_report
-from hspc_gen.reports import outcome
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.reports import wisdom as wisdom_report
 from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS
 from hspc_gen.search.store import StoreBusyError
-
-PROG = "hspc-gen"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2 like every other bad input."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UserError(f"{message} (see {self.prog} --help)")
-
 
 COMMANDS = {
     "host": "show what the tuner sees of this host",
     "compare": "re-measure the winners of earlier runs side by side",
     "bench": "time the tuned header beside this host's peer queues",
     "threads": "recommend thread counts and placement for a tuned channel",
-    "vendor": "a build system's configure step: tune into its folder unless current",
-    "integration": "print where the CMake module or the Meson snippet is installed",
-    "wisdom": "export or import what was measured, for hosts of the same fingerprint to replay",
+    **{name: what for name, (what, _) in cli_install.COMMANDS.items()},
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
     f"  {PROG} {name:<12} {what}\n" for name, what in COMMANDS.items()
@@ -65,7 +54,7 @@ EPILOG = "other commands (each with --help):\n" + "".join(
 
 
 def main_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description="Tune a producer/consumer channel for this host and write its C++ header.",
         epilog=EPILOG,
@@ -73,44 +62,15 @@ def main_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
     parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
-    _tuning_arguments(parser)
+    tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     return parser
 
 
-def _tuning_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of a tuning run that the main command and `vendor` share."""
-    parser.add_argument(
-        "--budget", metavar="TIME", help="wall-time bound of the whole run, e.g. 90s or 2m"
-    )
-    parser.add_argument(
-        "--effort",
-        type=Effort,
-        choices=list(Effort),
-        default=Effort.measure,
-        help="how hard to search (default: measure)",
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help=f"fix a channel parameter ({', '.join(PARAM_NAMES)}), e.g. --set buffers=4",
-    )
-    parser.add_argument(
-        "--cache",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="the record store and builds (default: ~/.cache/hspc-gen)",
-    )
-
-
 def host_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=f"{PROG} host", description="Show this host's topology.")
+    parser = Parser(prog=f"{PROG} host", description="Show this host's topology.")
     parser.add_argument("--json", action="store_true", help="print the topology as JSON")
     parser.add_argument(
         "--sysfs-root", type=Path, default=Path("/sys"), help="read DIR in place of /sys"
@@ -119,7 +79,7 @@ def host_parser() -> argparse.ArgumentParser:
 
 
 def compare_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog=f"{PROG} compare",
         description="Re-measure the winners of earlier runs side by side, in paired rounds.",
     )
@@ -135,7 +95,7 @@ def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
     if len(args.results) < 2 or not 6 <= args.rounds <= 200:
         raise UserError("compare needs two or more results and --rounds between 6 and 200")
-    show = _progress(args.json)
+    show = progress(args.json)
     comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
@@ -143,7 +103,7 @@ def _compare_command(argv: Sequence[str]) -> int:
 
 
 def bench_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog=f"{PROG} bench",
         description="Time the tuned header beside this host's peer queues (boost, moodycamel, "
         "atomic_queue, TBB) and the limit lines, in interleaved rounds, with your flags.",
@@ -168,7 +128,7 @@ def _bench_command(argv: Sequence[str]) -> int:
     args = bench_parser().parse_args(argv)
     if not 3 <= args.rounds <= 200:
         raise UserError(f"--rounds must be between 3 and 200, not {args.rounds}")
-    show = _progress(args.json)
+    show = progress(args.json)
     report = bench.bench(
         args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
     )
@@ -178,7 +138,7 @@ def _bench_command(argv: Sequence[str]) -> int:
 
 
 def threads_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog=f"{PROG} threads",
         description="Recommend producer and consumer thread counts and their CPUs on this host.",
     )
@@ -193,7 +153,7 @@ def threads_parser() -> argparse.ArgumentParser:
 
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
-    show = _progress(args.json)
+    show = progress(args.json)
     report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache, show)
     if isinstance(report.advice, ThreadFailure):
         failure = report.advice
@@ -202,39 +162,6 @@ def _threads_command(argv: Sequence[str]) -> int:
         return 1
     document = threads_report.document(report)
     print(json_text(document) if args.json else threads_report.render(report), end="")
-    return 0
-
-
-def wisdom_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"{PROG} wisdom",
-        description="Move what was measured (records, thread advice, the host's calibration) "
-        "between machines: a host of the same fingerprint replays it instead of measuring.",
-    )
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{export,import}")
-    export = actions.add_parser("export", help="write the cache's wisdom to FILE")
-    export.add_argument(
-        "--host-fingerprint",
-        dest="fingerprints",
-        action="append",
-        default=[],
-        metavar="FP",
-        help="only this host's (repeatable; default: every host in the cache)",
-    )
-    imported = actions.add_parser("import", help="merge the wisdom in FILE into the cache")
-    for sub in (export, imported):
-        sub.add_argument("--cache", type=Path, default=None, metavar="DIR")
-        sub.add_argument("file", type=Path, metavar="FILE", help="the wisdom file")
-    return parser
-
-
-def _wisdom_command(argv: Sequence[str]) -> int:
-    args = wisdom_parser().parse_args(argv)
-    if args.action == "export":
-        report = pipeline.export_wisdom(args.file, args.fingerprints, args.cache)
-    else:
-        report = pipeline.import_wisdom(args.file, args.cache, _progress(silent=False))
-    print(wisdom_report.render(report), end="")
     return 0
 
 
@@ -247,98 +174,13 @@ def _host_command(argv: Sequence[str]) -> int:
 
 def _main_command(argv: Sequence[str]) -> int:
     args = main_parser().parse_args(argv)
-    options = _tuning_options(args, [PROG, *argv])
-    result = pipeline.run(options, _progress(args.quiet or args.json))
+    options = tuning_options(args, [PROG, *argv])
+    result = pipeline.run(options, progress(args.quiet or args.json))
     if args.json:
         sys.stdout.write(json_text(result_report.document(result)))
     elif not args.quiet:
         sys.stdout.write(summary_report.render(result))
-    return _outcome_status(result)
-
-
-def _tuning_options(args: argparse.Namespace, command: list[str]) -> Options:
-    return Options(
-        target=args.target,
-        out=args.out,
-        budget=args.budget,
-        effort=args.effort,
-        overrides=tuple(args.overrides),
-        cache=args.cache,
-        command=shlex.join(command),
-    )
-
-
-def _outcome_status(result: TuneResult) -> int:
-    """A run that wrote its header may still have failed the user: their code failed under the
-    benchmark (3), or no channel kept the latency constraint (1)."""
-    if (failure := outcome.user_code_failure(result)) is not None:
-        print(f"{PROG}: error: {failure}", file=sys.stderr)
-        return UserCodeError.exit_status
-    if (unmet := outcome.latency_unmet(result)) is not None:
-        print(f"{PROG}: error: {unmet}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def vendor_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"{PROG} vendor",
-        description="A build system's configure step (see hspc-gen integration): tune the header "
-        "into DIR unless DIR holds one made from the same app.yaml and the files it names, the "
-        "same hspc-gen, host and options. Prints 'status tuned' or 'status current', "
-        "'header PATH', then 'input PATH' for each file whose change must re-configure.",
-    )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
-    parser.add_argument("--out", required=True, type=Path, help="the build's folder for it")
-    _tuning_arguments(parser)
-    return parser
-
-
-def _vendor_command(argv: Sequence[str]) -> int:
-    args = vendor_parser().parse_args(argv)
-    options = _tuning_options(args, [PROG, "vendor", *argv])
-    request = vendor.Vendoring.of(options)
-    status = "current"
-    if not request.is_current():
-        request.forget()
-        # A measuring run takes its whole budget: its progress shows where stderr is a terminal
-        # (CMake leaves it to the user's), and nothing mixes into the listing on stdout.
-        result = pipeline.run(options, _progress(False))
-        if (failed := _outcome_status(result)) != 0:
-            return failed
-        request.remember()
-        status = "tuned"
-    print(request.listing(status), end="")
-    return 0
-
-
-def integration_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"{PROG} integration",
-        description="Print the path of the CMake module (include() it, then call "
-        "hspc_gen_channel) or of the Meson snippet (copy it into your project, then subdir() it).",
-    )
-    kind = parser.add_mutually_exclusive_group(required=True)
-    kind.add_argument(
-        "--cmake", dest="kind", action="store_const", const="cmake", help="HspcGen.cmake"
-    )
-    kind.add_argument(
-        "--meson", dest="kind", action="store_const", const="meson", help="the Meson snippet"
-    )
-    return parser
-
-
-def _integration_command(argv: Sequence[str]) -> int:
-    args = integration_parser().parse_args(argv)
-    print(vendor.integration_file(args.kind))
-    return 0
-
-
-def _progress(silent: bool) -> Show:
-    """Progress on a terminal only, and only between plans (never while a sample runs)."""
-    if silent or not sys.stderr.isatty():
-        return lambda _line: None
-    return lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+    return outcome_status(result)
 
 
 class TerminatedError(Exception):
@@ -355,9 +197,7 @@ def _dispatch(args: list[str]) -> int:
         "compare": _compare_command,
         "threads": _threads_command,
         "bench": _bench_command,
-        "vendor": _vendor_command,
-        "integration": _integration_command,
-        "wisdom": _wisdom_command,
+        **{name: command for name, (_, command) in cli_install.COMMANDS.items()},
     }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:

@@ -19,6 +19,7 @@ from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Figure
 from hspc_gen.model.result import SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.provenance import tuned_on
 from hspc_gen.render import HeaderSpec, Provenance, render_header
 from hspc_gen.target import Target
 
@@ -74,7 +75,7 @@ class HeaderWriter:
         threads: ThreadAdvice | None = None,
     ) -> None:
         provenance = Provenance(
-            self.command, self.host.fingerprint, host_summary(self.host), measured
+            self.command, host_summary(self.host), measured, tuned_on(self.host)
         )
         spec = HeaderSpec(
             name=self.target.name,

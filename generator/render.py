@@ -19,9 +19,15 @@ import jinja2
 from hspc_gen import __version__
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.provenance import TunedOn, initializer_lines
 
 # The runtime headers that make up a generated header; their local includes decide the order.
-RUNTIME_ROOTS = ("hspc/affinity.hpp", "hspc/channel.hpp", "hspc/fanout.hpp")
+RUNTIME_ROOTS = (
+    "hspc/affinity.hpp",
+    "hspc/channel.hpp",
+    "hspc/fanout.hpp",
+    "hspc/host_check.hpp",
+)
 
 _SYSTEM_INCLUDE = re.compile(r"^#include <([^>]+)>\s*$")
 _LOCAL_INCLUDE = re.compile(r'^#include "(hspc/[^"]+)"\s*$')
@@ -42,9 +48,9 @@ class Provenance:
     """What the header's banner says about how it was made (FFTW-style wisdom stamp)."""
 
     command: str
-    fingerprint: str
     host_summary: str
     measured: tuple[str, ...]  # lines of measured figures; empty for --effort estimate
+    tuned_on: TunedOn  # the header's kTunedOn: what `hspc-gen check` and the header compare
 
 
 @dataclass(frozen=True)
@@ -132,9 +138,9 @@ def render_header(spec: HeaderSpec) -> str:
         .render(
             spec=spec,
             params=spec.params,
-            version=__version__,
             includes=runtime.system_includes,
             runtime_body=runtime.body,
+            tuned_on_lines=initializer_lines(spec.provenance.tuned_on),
         )
     )
 

@@ -235,7 +235,7 @@ def test_help_lists_every_command_and_every_set_name() -> None:
     for args in (["--help"], ["help"]):
         done = hspc_gen(*args)
         assert done.returncode == 0
-        for word in ("host", "compare", "threads", "padding_bytes", "consumer_cpu"):
+        for word in ("host", "compare", "threads", "check", "padding_bytes", "consumer_cpu"):
             assert word in done.stdout
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from hspc_gen import __version__
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.provenance import TunedOn
 from hspc_gen.render import (
     BenchVariant,
     HeaderSpec,
@@ -26,11 +28,19 @@ from hspc_gen.render import (
 )
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+TUNED_ON = TunedOn(
+    hspc_gen_version=__version__,
+    fingerprint="0123456789abcdef",
+    compiler="g++ (Golden 12.2.0-14) 12.2.0",
+    kernel="6.1.0-golden",
+    model_name="Golden CPU",
+    logical_cpus=2,
+)
 PROVENANCE = Provenance(
     command="hspc-gen --target examples/app.yaml --effort estimate",
-    fingerprint="0123456789abcdef",
     host_summary="Golden CPU; 1 package(s), 2 core(s), 2 CPU(s), CMP",
     measured=("throughput: 5e+08 events/s (95% CI 4.9e+08 to 5.1e+08, 20 rounds)",),
+    tuned_on=TUNED_ON,
 )
 COMPILERS = ("g++", "clang++")
 STANDARDS = ("c++17", "c++20", "c++23")
