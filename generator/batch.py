@@ -13,17 +13,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hspc_gen.search import tune
+from hspc_gen.model import ChannelParams
+from hspc_gen.model.progress import Progress
+from hspc_gen.search import stats, tune
 from hspc_gen.search.measure.toolchain import Prepared, Toolchain
+from hspc_gen.search.plan import Plan, Runner, RunResult
 from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records import Cut
+from hspc_gen.search.records import Cut, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 
-Show = Callable[[str], None]
+Show = Callable[[str | Progress], None]
+"""Who watches: a line to tell (str), or where a measuring run stands (Progress), given only
+between plans, never while one runs."""
 
 
-def quiet(_line: str) -> None:
+def quiet(_said: str | Progress) -> None:
     pass
 
 
@@ -116,17 +121,55 @@ def _build_and_measure(
     drop: bool,
 ) -> Evaluation:
     built = machinery.toolchain.build(prepared)  # build
-    run_plan = functools.partial(machinery.toolchain.run, built, prepared)  # run
+    run_plan: Runner = functools.partial(machinery.toolchain.run, built, prepared)  # run
+    if machinery.show is not quiet:
+        whole = settings.deadline if settings.search_deadline is None else settings.search_deadline
+        run_plan = Watched(run_plan, batch, whole, machinery.show)
     return tune.measure_and_record(  # record, decide
         batch, stage, settings, machinery.store, prepared=prepared, run_plan=run_plan, drop=drop
     )
 
 
 def _announce(batch: Batch, deadline: float) -> str:
-    best = batch.incumbent.params
     left = max(0.0, deadline - time.monotonic())
     return (
         f"stage {batch.stage} · {batch.step} · {len(batch.candidates)} candidates · "
-        f"best {best.primitive} {best.buffers}x{best.buffer_bytes} B pad {best.padding_bytes} · "
-        f"{left:.0f} s left"
+        f"best {_words(batch.incumbent.params)} · {left:.0f} s left"
     )
+
+
+def _words(params: ChannelParams) -> str:
+    return f"{params.primitive} {params.buffers}x{params.buffer_bytes} B pad {params.padding_bytes}"
+
+
+class Watched:
+    """The run stage, telling its watcher after each plan where the race stands: the candidates
+    still in it, the best so far by median events/s with its interval, the time left."""
+
+    def __init__(self, run: Runner, batch: Batch, deadline: float, show: Show) -> None:
+        self.run, self.batch, self.deadline, self.show = run, batch, deadline, show
+        self.samples: list[Sample] = []
+
+    def __call__(self, plan: Plan) -> RunResult:
+        result = self.run(plan)
+        if plan.first_round >= tune.CALIBRATION_ROUND:  # the sizing probe: not a race's round
+            return result
+        self.samples += result.samples
+        by_arm = stats.group_by_arm(self.samples)
+        ids = {c.id: c for c in self.batch.candidates}
+        rates = {a: stats.summarize(s) for a, s in by_arm.items() if a in ids}
+        best = max(rates, key=lambda a: (rates[a].median, a), default=None)
+        self.show(
+            Progress(
+                stage=self.batch.stage,
+                step=self.batch.step,
+                candidates=len(ids),
+                left=len({a for r in plan.order for a in r} & set(ids)),
+                rounds=plan.first_round + plan.rounds,
+                planned_rounds=self.batch.rounds,
+                best=_words(ids[best].params) if best else _words(self.batch.incumbent.params),
+                best_rate=rates[best] if best else None,
+                seconds_left=max(0.0, self.deadline - time.monotonic()),
+            )
+        )
+        return result

@@ -95,8 +95,8 @@ def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
     if len(args.results) < 2 or not 6 <= args.rounds <= 200:
         raise UserError("compare needs two or more results and --rounds between 6 and 200")
-    show = progress(args.json)
-    comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
+    with progress(args.json) as show:
+        comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
     return 0
@@ -128,10 +128,10 @@ def _bench_command(argv: Sequence[str]) -> int:
     args = bench_parser().parse_args(argv)
     if not 3 <= args.rounds <= 200:
         raise UserError(f"--rounds must be between 3 and 200, not {args.rounds}")
-    show = progress(args.json)
-    report = bench.bench(
-        args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
-    )
+    with progress(args.json) as show:
+        report = bench.bench(
+            args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
+        )
     document = bench_report.document(report)
     print(json_text(document) if args.json else bench_report.render(report), end="")
     return 0
@@ -153,8 +153,8 @@ def threads_parser() -> argparse.ArgumentParser:
 
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
-    show = progress(args.json)
-    report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache, show)
+    with progress(args.json) as show:
+        report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache, show)
     if isinstance(report.advice, ThreadFailure):
         failure = report.advice
         print(f"{PROG}: the thread search could not measure ({failure.status}):", file=sys.stderr)
@@ -175,7 +175,8 @@ def _host_command(argv: Sequence[str]) -> int:
 def _main_command(argv: Sequence[str]) -> int:
     args = main_parser().parse_args(argv)
     options = tuning_options(args, [PROG, *argv])
-    result = pipeline.run(options, progress(args.quiet or args.json))
+    with progress(args.quiet or args.json) as show:
+        result = pipeline.run(options, show)
     if args.json:
         sys.stdout.write(json_text(result_report.document(result)))
     elif not args.quiet:

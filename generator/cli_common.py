@@ -4,14 +4,21 @@ options, progress on a terminal, and a finished run's exit status."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
-from hspc_gen.batch import Show
+from rich.console import Console
+from rich.live import Live
+from rich.text import Text
+
+from hspc_gen.batch import Show, quiet
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.model import PARAM_NAMES, Effort
+from hspc_gen.model.progress import Progress
 from hspc_gen.model.result import TuneResult
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import outcome
@@ -79,8 +86,37 @@ def outcome_status(result: TuneResult) -> int:
     return 0
 
 
-def progress(silent: bool) -> Show:
-    """Progress on a terminal only, and only between plans (never while a sample runs)."""
+@contextlib.contextmanager
+def progress(silent: bool) -> Iterator[Show]:
+    """On a terminal, the lines a run tells and below them a live line (rich) of where it stands.
+    It is redrawn only when the run says something, which it does between plans: never while a
+    sample runs, where a redraw would take CPU from what is measured. Nothing off a terminal."""
     if silent or not sys.stderr.isatty():
-        return lambda _line: None
-    return lambda line: print(f"{PROG}: {line}", file=sys.stderr, flush=True)
+        yield quiet
+        return
+    console = Console(stderr=True, highlight=False)
+    with Live(console=console, auto_refresh=False, transient=True) as live:
+
+        def show(said: str | Progress) -> None:
+            if isinstance(said, str):  # a new stage of the run: the last race's line is done
+                live.update(Text(""))
+                console.print(f"{PROG}: {said}", markup=False)
+            else:
+                live.update(Text(live_line(said)), refresh=True)
+
+        yield show
+
+
+def live_line(p: Progress) -> str:
+    """stage one · padding · 3 of 5 racing · round 12/30 · best futex 4x131072 B pad 128:
+    741 M/s [702, 760] · 64 s left"""
+    rate = p.best_rate
+    measured = (
+        f": {rate.median / 1e6:.4g} M/s [{rate.ci95_low / 1e6:.4g}, {rate.ci95_high / 1e6:.4g}]"
+        if rate is not None and rate.n > 0
+        else ""
+    )
+    return (
+        f"stage {p.stage} · {p.step} · {p.left} of {p.candidates} racing · round {p.rounds}/"
+        f"{p.planned_rounds} · best {p.best}{measured} · {p.seconds_left:.0f} s left in the search"
+    )

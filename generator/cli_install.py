@@ -80,7 +80,8 @@ def _vendor_command(argv: Sequence[str]) -> int:
         request.forget()
         # A measuring run takes its whole budget: its progress shows where stderr is a terminal
         # (CMake leaves it to the user's), and nothing mixes into the listing on stdout.
-        result = pipeline.run(options, progress(False))
+        with progress(silent=False) as show:
+            result = pipeline.run(options, show)
         if (failed := outcome_status(result)) != 0:
             return failed
         request.remember()
@@ -139,7 +140,8 @@ def _wisdom_command(argv: Sequence[str]) -> int:
     if args.action == "export":
         report = pipeline.export_wisdom(args.file, args.fingerprints, args.cache)
     else:
-        report = pipeline.import_wisdom(args.file, args.cache, progress(silent=False))
+        with progress(silent=False) as show:
+            report = pipeline.import_wisdom(args.file, args.cache, show)
     print(wisdom_report.render(report), end="")
     return 0
 

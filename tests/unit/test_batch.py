@@ -11,6 +11,7 @@ import fake_runner as fr
 
 from hspc_gen.batch import Machinery, evaluate, fit
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.model.progress import Progress
 from hspc_gen.search.records import Cut
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
@@ -69,3 +70,25 @@ def test_a_batch_nothing_of_which_fits_is_left_out_and_stays_out(tmp_path: Path)
     key = toolchain.prepare(BATCH, STAGE.workload).key
     assert store.was_cut(Cut(key, "quick:20s"))
     assert fit(BATCH, STAGE, settings(math.inf), machinery(tmp_path, toolchain)) is None
+
+
+def test_a_watcher_is_told_where_the_race_stands_after_each_plan(tmp_path: Path) -> None:
+    said: list[str | Progress] = []
+    toolchain = fr.SimulatedToolchain()
+    watched = Machinery(RecordStore(tmp_path, "fp"), toolchain, show=said.append)
+    done = evaluate(BATCH, STAGE, settings(math.inf), watched)
+    assert done is not None
+    progress = [p for p in said if isinstance(p, Progress)]
+    assert len(progress) == toolchain.runs - 1  # once per chunk of rounds (not the sizing probe)
+    assert [p.rounds for p in progress] == sorted(p.rounds for p in progress)
+    last = progress[-1]
+    assert (last.stage, last.step, last.candidates) == ("one", "padding", len(BATCH.candidates))
+    assert 1 <= last.left <= last.candidates and last.planned_rounds == BATCH.rounds
+    rates = done.evaluation.step.decision.summaries
+    best = max((c for c in BATCH.candidates), key=lambda c: rates[c.id].median)
+    assert last.best_rate is not None and last.best_rate.median == rates[best.id].median
+    assert f"pad {best.params.padding_bytes}" in last.best
+    # Replayed from the records, nothing is measured and nothing is said of a race.
+    said.clear()
+    assert evaluate(BATCH, STAGE, settings(math.inf), watched) is not None
+    assert not any(isinstance(p, Progress) for p in said)
