@@ -50,7 +50,11 @@ def _check_command(argv: Sequence[str]) -> int:
             f"{tuned.fingerprint}) with hspc-gen {tuned.hspc_gen_version} and {tuned.compiler!r}"
         )
     else:
-        print(f"{args.header}: tuned elsewhere; re-run hspc-gen on this host to tune it here")
+        other = {d.what for d in checked.differences}
+        where = (
+            "on another host" if "host" in other else f"with another {' and '.join(sorted(other))}"
+        )
+        print(f"{args.header}: tuned {where}; re-run hspc-gen on this host to tune it here")
         print("(the channel still works correctly, only its tuning may not fit):")
         for difference in checked.differences:
             print(f"  {difference.line}")

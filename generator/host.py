@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
@@ -223,10 +224,15 @@ def _same(path: Path, live: Path) -> bool:
 
 @functools.cache
 def compiler_version() -> str:
-    """The first line of `c++ --version`: it names the compiler and its version."""
+    """The first line of `$CXX --version` (else `c++`, as Meson chooses): it names the compiler
+    the measurements are built with, and its version."""
     try:
         done = subprocess.run(
-            ["c++", "--version"], capture_output=True, text=True, timeout=30, check=False
+            [*shlex.split(os.environ.get("CXX", "c++")), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"

@@ -316,7 +316,7 @@ def _finish(result: TuneResult, out: Outputs, header: HeaderWriter) -> TuneResul
     header.write_result(result)
     document = result_report.document(result)
     write_atomic(out.result, json_text(document))
-    write_atomic(out.summary, summary_report.render(result))
+    write_atomic(out.summary, summary_report.render(result, figures=True))
     write_report(out.result.parent, document)
     return result
 

@@ -11,7 +11,6 @@ from typing import Any
 
 from hspc_gen.emit import write_atomic
 from hspc_gen.reports import bench as bench_report
-from hspc_gen.reports import html
 
 
 def _document(path: Path) -> dict[str, Any] | None:
@@ -25,6 +24,9 @@ def _document(path: Path) -> dict[str, Any] | None:
 
 def write_report(folder: Path, result: dict[str, Any]) -> tuple[Path, ...]:
     """Draw the report of `result` (with the bench beside it, if any) into `folder`."""
+    # Imported here: drawing loads matplotlib, which the commands that draw nothing never need.
+    from hspc_gen.reports import html  # noqa: PLC0415
+
     bench = _document(folder / bench_report.BENCH_FILE)
     written = []
     for name, content in sorted(html.files(result, bench).items()):

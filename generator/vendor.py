@@ -22,7 +22,8 @@ from typing import Any
 
 from hspc_gen import __version__
 from hspc_gen.emit import json_text, write_atomic
-from hspc_gen.host import read_host
+from hspc_gen.errors import UserError
+from hspc_gen.host import Host, read_host
 from hspc_gen.pipeline import Options, Outputs
 from hspc_gen.target import load_target
 
@@ -50,11 +51,13 @@ class Vendoring:
         named = (target.workload.producer_source, target.workload.consumer_source)
         inputs = _unique([options.target.absolute(), *(p for p in named if p is not None)])
         out = options.out.absolute()  # the listing's paths are read from another folder
+        header = Outputs.of(target, out).header
+        _alone_in(out, header)
         return Vendoring(
-            header=Outputs.of(target, out).header,
+            header=header,
             stamp=out / STAMP_FILE,
             inputs=inputs,
-            identity=identity_of(options, inputs, __version__, read_host().fingerprint),
+            identity=identity_of(options, inputs, __version__, read_host()),
         )
 
     def is_current(self) -> bool:
@@ -81,15 +84,36 @@ class Vendoring:
         return "\n".join(lines) + "\n"
 
     def _stamp_document(self, header_sha256: str) -> dict[str, Any]:
-        return {"inputs": json.loads(self.identity), "header_sha256": header_sha256}
+        return {
+            "inputs": json.loads(self.identity),
+            "header": self.header.name,
+            "header_sha256": header_sha256,
+        }
 
 
-def identity_of(options: Options, inputs: tuple[Path, ...], version: str, host: str) -> str:
-    """Everything a header depends on that a build can see change. The cache folder is not in
-    it: the records there replay measurements, they do not change what a run decides."""
+def _alone_in(out: Path, header: Path) -> None:
+    """One channel to a folder: its result, summary and report have fixed names, and two
+    channels taking turns there would each find the other's stamp and tune on every configure."""
+    try:
+        stamp = json.loads((out / STAMP_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    other = stamp.get("header") if isinstance(stamp, dict) else None
+    if isinstance(other, str) and other != header.name:
+        raise UserError(
+            f"{out} holds the channel {other}; {header.name} needs a folder of its own"
+            " (give each hspc_gen_channel its own OUTPUT, each Meson snippet its own folder)"
+        )
+
+
+def identity_of(options: Options, inputs: tuple[Path, ...], version: str, host: Host) -> str:
+    """Everything a header depends on that a build can see change, the compiler included (the
+    build's, handed over as CXX). The cache folder is not in it: the records there replay
+    measurements, they do not change what a run decides."""
     document = {
         "hspc_gen": version,
-        "host": host,
+        "host": host.fingerprint,
+        "compiler": host.compiler,
         "effort": str(options.effort),
         "budget": options.budget,
         "set": list(options.overrides),

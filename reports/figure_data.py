@@ -24,6 +24,15 @@ LINE_NAMES = {
     "achievable": "Achievable: producer into an empty buffer",
     "upper_bound": "Upper bound: all work on one thread",
 }
+REPORT_FILE = "hspc-report.html"
+FIGURES = {
+    "hspc-roadmap.png": "Roadmap",
+    "hspc-buffers.png": "Buffer size and primitive",
+    "hspc-decisions.png": "The decision trail",
+    "hspc-threads.png": "Thread count",
+    "hspc-peers.png": "Peer queues",
+}
+"""The report's page and its figures' files (the summary shows them too), with their headings."""
 MAX_SERIES = 8  # lines in one chart before it stops being readable
 MAX_ROWS_PER_STEP = 12  # forest rows per step: the winner and the nearest others
 
@@ -99,10 +108,11 @@ def interval(figure: Doc | None, scale: float = 1.0) -> Interval | None:
         return None
     low, high = figure.get("ci95") or (None, None)
     median = float(figure["median"]) / scale
+    # Rounded to 6 digits in the documents, a median can sit a hair outside its interval.
     return Interval(
         median,
-        median if low is None else float(low) / scale,
-        median if high is None else float(high) / scale,
+        median if low is None else min(median, float(low) / scale),
+        median if high is None else max(median, float(high) / scale),
     )
 
 
@@ -144,17 +154,17 @@ def roadmap(result: Doc) -> tuple[Bars, ...]:
     )
 
 
-def _sweep_step(candidates: Sequence[Doc]) -> tuple[str, list[Doc]]:
+def _sweep_step(candidates: Sequence[Doc]) -> tuple[tuple[str, str], list[Doc]]:
     """The step that measured the most (primitive, buffer size) points: one batch, paired rounds."""
-    steps: dict[str, list[Doc]] = {}
+    steps: dict[tuple[str, str], list[Doc]] = {}
     for c in candidates:
         if c.get("events_per_second"):
-            steps.setdefault(f"stage {c['stage']}: {c['step']}", []).append(c)
+            steps.setdefault((c["stage"], c["step"]), []).append(c)
 
-    def points(item: tuple[str, list[Doc]]) -> int:
+    def points(item: tuple[tuple[str, str], list[Doc]]) -> int:
         return len({(c["params"]["primitive"], c["params"]["buffer_bytes"]) for c in item[1]})
 
-    return max(steps.items(), key=points, default=("", []))
+    return max(steps.items(), key=points, default=(("", ""), []))
 
 
 def _series_key(params: Doc, by_primitive: bool) -> str:
@@ -166,7 +176,7 @@ def _series_key(params: Doc, by_primitive: bool) -> str:
 def curves(result: Doc) -> Curves:
     """After the paper's Figures 3-8: events/s against buffer size, a line per primitive (per
     buffer count where one primitive was measured), best point at each size."""
-    name, rows = _sweep_step(result.get("candidates", ()))
+    (stage, step), rows = _sweep_step(result.get("candidates", ()))
     sizes = {c["params"]["buffer_bytes"] for c in rows}
     if len(sizes) < 2:
         return Curves("Buffer size", "", "", (), empty="no step measured more than one buffer size")
@@ -184,12 +194,13 @@ def curves(result: Doc) -> Curves:
         for label, line in ranked[:MAX_SERIES]
     )
     left = len(ranked) - len(series)
+    decided = [d for d in result.get("decisions") or () if (d["stage"], d["step"]) == (stage, step)]
     return Curves(
-        title=f"Events/s by buffer size ({name})",
+        title=f"Events/s by buffer size (stage {stage}: {step})",
         x_axis="bytes per buffer (log scale)",
         y_axis="million events/s (median, 95% interval)",
         series=series,
-        levels=_levels(result.get("baselines") or {}),
+        levels=_levels(decided[0].get("baselines") or {} if decided else {}),
         note=f"{left} more lines not drawn" if left else "",
     )
 

@@ -22,15 +22,16 @@ def threads(result: Doc) -> Curves:
     if "error" in advice:
         return Curves("Threads", "", "", (), empty=f"the thread search failed: {advice['error']}")
     evidence = advice.get("evidence") or {}
-    lines: dict[str, list[tuple[float, Interval]]] = {}
+    lines: dict[str, dict[float, Interval]] = {}
     for point in evidence.get("curve") or ():
         value = interval({"median": point["events_per_s"], "ci95": point.get("ci95")}, 1e6)
         if value is not None:
-            lines.setdefault(str(point["placement"]), []).append((float(point["threads"]), value))
+            line = lines.setdefault(_line_of(point), {})
+            line[float(point["threads"])] = value
     if not lines:
         return Curves("Threads", "", "", (), empty="the thread search measured no point")
     series = tuple(
-        Series(name, tuple(x for x, _ in sorted(pts)), tuple(v for _, v in sorted(pts)))
+        Series(name, tuple(sorted(pts)), tuple(pts[x] for x in sorted(pts)))
         for name, pts in sorted(lines.items())
     )
     recommended = advice["producers"] + advice["consumers"]
@@ -49,6 +50,13 @@ def threads(result: Doc) -> Curves:
             + (f"; as good as the best: {_pairs(same)}" if same else "")
         ),
     )
+
+
+def _line_of(point: Doc) -> str:
+    """A line of the curve: one placement, one shape (consumers per producer), so that a thread
+    count appears once on it."""
+    per = point["consumers"] / max(1, point["producers"])
+    return f"{point['placement']}, {per:g} consumer(s) per producer"
 
 
 def _same_channel(result: Doc, bench: Doc) -> bool:

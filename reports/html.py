@@ -13,16 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from hspc_gen.reports import figure_data, figure_threads, figures
-from hspc_gen.reports.figure_data import Doc
-
-REPORT_FILE = "hspc-report.html"
-FIGURES = {
-    "hspc-roadmap.png": "Roadmap",
-    "hspc-buffers.png": "Buffer size and primitive",
-    "hspc-decisions.png": "The decision trail",
-    "hspc-threads.png": "Thread count",
-    "hspc-peers.png": "Peer queues",
-}
+from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE, Doc
 
 
 @dataclass(frozen=True)
@@ -36,17 +27,12 @@ class Panel:
 
 
 def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
-    roadmap = figure_data.roadmap(result)
-    sweep = figure_data.curves(result)
-    trail = figure_data.forest(result)
-    curve = figure_threads.threads(result)
-    peers = figure_threads.peers(result, bench)
     drawn = (
-        (ROADMAP, lambda: figures.bars(roadmap)),
-        (CURVES, lambda: figures.curves(sweep)),
-        (FOREST, lambda: figures.forest(trail)),
-        (THREADS, lambda: figures.curves(curve, log_x=False)),
-        (PEERS, lambda: figures.bars((peers,))),
+        (ROADMAP, lambda: figures.bars(figure_data.roadmap(result))),
+        (CURVES, lambda: figures.curves(figure_data.curves(result))),
+        (FOREST, lambda: figures.forest(figure_data.forest(result))),
+        (THREADS, lambda: figures.curves(figure_threads.threads(result), log_x=False)),
+        (PEERS, lambda: figures.bars((figure_threads.peers(result, bench),))),
     )
     return tuple(
         Panel(name, heading, *how)
@@ -82,9 +68,19 @@ PEERS = (
 def files(result: Doc, bench: Doc | None) -> dict[str, bytes]:
     """Every file of the report by name: the PNGs and the page that holds them."""
     shown = panels(result, bench)
-    drawn = {p.file: p.draw() for p in shown}
+    drawn = {p.file: _drawn(p) for p in shown}
     page = render(result, shown, drawn)
     return {**drawn, REPORT_FILE: page.encode()}
+
+
+def _drawn(panel: Panel) -> bytes:
+    """The panel's picture; one whose data or drawing fails (a document of another version, a
+    number matplotlib refuses) says so in words, and the run that wrote its header and result is
+    not undone by a figure (failures are data)."""
+    try:
+        return panel.draw()
+    except Exception as error:  # any drawing error, matplotlib's included
+        return figures.words(panel.heading, f"this figure could not be drawn: {error}")
 
 
 def _figure_html(panel: Panel, image: bytes) -> str:

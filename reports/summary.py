@@ -8,7 +8,7 @@ from hspc_gen.model import Figure, HostTimings
 from hspc_gen.model.result import SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.reports.html import FIGURES, REPORT_FILE
+from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
 
 
 def _si(value: float) -> str:
@@ -206,7 +206,8 @@ def _failures(search: SearchResult) -> list[str]:
     return lines
 
 
-def render(result: TuneResult) -> str:
+def render(result: TuneResult, figures: bool = False) -> str:
+    """The summary; with `figures`, as hspc-summary.md beside them, showing them."""
     run = result.run
     lines = [
         f"# hspc-gen: {run.target} ({run.effort}, objective {run.objective})",
@@ -232,13 +233,8 @@ def render(result: TuneResult) -> str:
     notes = [*(_notes(result, search) if search is not None else []), *result.run.notes]
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
-    lines += [
-        "",
-        "## Figures",
-        "",
-        f"All of them, explained, in [{REPORT_FILE}]({REPORT_FILE}).",
-        "",
-    ]
-    lines += [f"![{heading}]({name})" for name, heading in FIGURES.items()]
+    if figures:
+        lines += ["", "## Figures", "", f"Each explained in [{REPORT_FILE}]({REPORT_FILE}).", ""]
+        lines += [f"![{heading}]({name})" for name, heading in FIGURES.items()]
     lines.append("")
     return "\n".join(lines)

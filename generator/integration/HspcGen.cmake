@@ -17,17 +17,18 @@
 #   or to a file it names re-configures the build. HEADER_VAR receives the header's path. A failed
 #   run fails the configure, with hspc-gen's message printed above CMake's.
 #
-# HSPC_GEN_EFFORT (cache variable, default measure) is the run's --effort. Set it to estimate
-# where timings mean nothing, as on CI: -DHSPC_GEN_EFFORT=estimate. A cross build
-# (CMAKE_CROSSCOMPILING) always takes the estimate, since the machine the program will run on is
-# not here to be measured; that header is the build host's estimate, so run hspc-gen on the target
-# machine for a tuned one.
+# HSPC_GEN_EFFORT (cache variable) is the run's --effort. Set it to estimate where timings mean
+# nothing, as on CI: -DHSPC_GEN_EFFORT=estimate. Left empty it is measure, or estimate in a cross
+# build (CMAKE_CROSSCOMPILING), since the machine the program will run on is not here to be
+# measured: that header is the build host's estimate, so run hspc-gen on the target machine for a
+# tuned one (or set HSPC_GEN_EFFORT where the toolchain file targets this very machine).
+# The run builds its measurements with the project's C++ compiler (CMAKE_CXX_COMPILER).
 
 include_guard(GLOBAL)
 
-set(HSPC_GEN_EFFORT "measure" CACHE STRING
-    "hspc-gen --effort at configure time: estimate (no measuring), quick, measure, patient or exhaustive")
-set_property(CACHE HSPC_GEN_EFFORT PROPERTY STRINGS estimate quick measure patient exhaustive)
+set(HSPC_GEN_EFFORT "" CACHE STRING
+    "hspc-gen --effort at configure time: estimate (no measuring), quick, measure, patient or exhaustive (empty: measure; estimate when cross-compiling)")
+set_property(CACHE HSPC_GEN_EFFORT PROPERTY STRINGS "" estimate quick measure patient exhaustive)
 find_program(HSPC_GEN_EXECUTABLE hspc-gen)
 
 function(hspc_gen_channel)
@@ -45,15 +46,20 @@ function(hspc_gen_channel)
   get_filename_component(target "${arg_TARGET}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   get_filename_component(output "${arg_OUTPUT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   set(effort "${HSPC_GEN_EFFORT}")
-  if(CMAKE_CROSSCOMPILING)
-    set(effort estimate)
+  if(NOT effort)
+    if(CMAKE_CROSSCOMPILING)
+      set(effort estimate)
+    else()
+      set(effort measure)
+    endif()
   endif()
 
   message(STATUS "hspc-gen: ${target} (--effort ${effort})")
   # stderr is left to the terminal: a measuring run shows its progress there while it takes its
   # budget, and a failing one its message.
   execute_process(
-    COMMAND "${HSPC_GEN_EXECUTABLE}" vendor --target "${target}" --out "${output}"
+    COMMAND "${CMAKE_COMMAND}" -E env "CXX=${CMAKE_CXX_COMPILER}"
+            "${HSPC_GEN_EXECUTABLE}" vendor --target "${target}" --out "${output}"
             --effort "${effort}"
     RESULT_VARIABLE exit_status
     OUTPUT_VARIABLE listing)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import Primitive
-from hspc_gen.reports import html
+from hspc_gen.reports import figure_data
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"
@@ -114,8 +114,8 @@ def test_estimate_writes_the_header_result_and_summary_in_out(tmp_path: Path) ->
     done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
-    written = ["example_channel.hpp", "hspc-result.json", "hspc-summary.md", html.REPORT_FILE]
-    assert listing(out) == sorted([*written, *html.FIGURES])
+    written = ["example_channel.hpp", "hspc-result.json", "hspc-summary.md"]
+    assert listing(out) == sorted([*written, figure_data.REPORT_FILE, *figure_data.FIGURES])
     result = json.loads((out / "hspc-result.json").read_text())
     assert result["effort"] == "estimate"
     assert result["winner"]["params"]["primitive"] in {p.value for p in Primitive}

@@ -98,11 +98,11 @@ def test_the_report_draws_the_runs_own_numbers_and_opens_whole_in_chromium(
     assert {name: (out / name).read_bytes() for name in drawn} == drawn
     roadmap = [b for panel in figure_data.roadmap(cold) for b in panel.bars]
     assert any(b.kind == "step" for b in roadmap)  # the run measured: its steps are drawn
-    opened = open_page(out / html.REPORT_FILE, "example-report.png")
+    opened = open_page(out / figure_data.REPORT_FILE, "example-report.png")
     assert opened.console == ()
-    assert len(opened.images) == len(html.FIGURES) and all(w > 0 for _, w in opened.images)
+    assert len(opened.images) == len(figure_data.FIGURES) and all(w > 0 for _, w in opened.images)
     summary = (out / "hspc-summary.md").read_text()
-    assert all(f"]({name})" in summary for name in html.FIGURES)
+    assert all(f"]({name})" in summary for name in figure_data.FIGURES)
 
 
 def test_a_warm_rerun_measures_nothing_and_writes_the_same_header(

@@ -110,3 +110,22 @@ def test_peers_show_only_a_bench_of_this_channel() -> None:
     other = {**BENCH, "channel": {**BENCH["channel"], "buffers": BENCH["channel"]["buffers"] * 2}}
     assert "another channel" in figure_threads.peers(RESULT, other).empty
     assert "has not run" in figure_threads.peers(RESULT, None).empty
+
+
+def test_a_thread_count_reached_by_two_shapes_is_a_point_on_each_shapes_line() -> None:
+    def point(producers: int, consumers: int, rate: float) -> dict[str, Any]:
+        threads = producers + consumers
+        return {"producers": producers, "consumers": consumers, "threads": threads,
+                "placement": "unpinned", "events_per_s": rate, "ci95": [rate, rate]}  # fmt: skip
+
+    curve = [point(1, 1, 2e7), point(2, 2, 3e7), point(1, 3, 2.5e7)]  # 4 threads twice
+    advice = {"producers": 2, "consumers": 2, "placement": "unpinned", "evidence": {"curve": curve}}
+    shown = figure_threads.threads({**RESULT, "recommendation": advice})
+    by_label = {s.label: dict(zip(s.x, s.y, strict=True)) for s in shown.series}
+    assert by_label["unpinned, 1 consumer(s) per producer"][4.0].median == 30.0
+    assert by_label["unpinned, 3 consumer(s) per producer"][4.0].median == 25.0
+
+
+def test_a_median_rounded_outside_its_interval_is_kept_inside_it() -> None:
+    inside = figure_data.interval({"median": 10.0000004, "ci95": [10.0000005, 12.0]})
+    assert inside is not None and inside.low <= inside.median <= inside.high

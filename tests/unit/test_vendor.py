@@ -141,3 +141,25 @@ def test_integration_needs_to_be_told_which() -> None:
     done = hspc_gen("integration")
     assert done.returncode == 2
     assert "--cmake" in done.stderr and "--meson" in done.stderr
+
+
+def test_another_compiler_tunes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = project(tmp_path)
+    assert vendor(app)["status"] == ["tuned"]
+    monkeypatch.setenv("CXX", "clang++")  # what the CMake module and the Meson snippet hand over
+    assert vendor(app)["status"] == ["tuned"]
+    header = (tmp_path / "build" / "ticks_channel.hpp").read_text(encoding="utf-8")
+    assert "clang" in header  # the header records the compiler the build uses
+    assert vendor(app)["status"] == ["current"]
+
+
+def test_a_second_channel_in_the_same_folder_is_refused_by_name(tmp_path: Path) -> None:
+    app = project(tmp_path)
+    vendor(app)
+    other = tmp_path / "other.yaml"
+    other.write_text(APP.replace("name: ticks", "name: tocks"), encoding="utf-8")
+    out = tmp_path / "build"
+    done = hspc_gen("vendor", "--target", other, "--out", out, "--effort", "estimate")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "holds the channel ticks_channel.hpp" in done.stderr
+    assert not (out / "tocks_channel.hpp").exists()
