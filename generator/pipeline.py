@@ -229,7 +229,9 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
         return None
     history = [e.step for e in searched.evaluations]
     batch = tune.confirmation_batch(history, searched.winner, settings.effort)
-    stage = settings.stages[-1]
+    last = settings.stages[-1]
+    lines = (*last.baselines, *(b for b in tune.CONFIRM_LINES if b not in last.baselines))
+    stage = dataclasses.replace(last, baselines=lines)
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
     fresh = dataclasses.replace(

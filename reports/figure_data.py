@@ -137,16 +137,19 @@ def roadmap(result: Doc) -> tuple[Bars, ...]:
         return (Bars("Roadmap", "", (), "nothing was measured (--effort estimate, or no budget)"),)
     rates = {(c["stage"], c["step"], c["id"]): _rate(c) for c in result.get("candidates", ())}
     stages: dict[str, list[Bar]] = {}
+    last = decisions[-1]["stage"]
     for d in decisions:
         bars = stages.get(d["stage"])
         if bars is None:
-            bars = stages[d["stage"]] = _line_bars(d.get("baselines") or {})
+            # The last stage's lines are the confirmation's: timed beside the reported winner.
+            lines = (result.get("baselines") if d["stage"] == last else None) or d.get("baselines")
+            bars = stages[d["stage"]] = _line_bars(lines or {})
         value = rates.get((d["stage"], d["step"], d.get("winner")))
         if value is not None:
             bars.append(Bar(f"winner of step {d['step']}", value, "step"))
     confirmed = _rate(result.get("winner"))
     if confirmed is not None:
-        stages[decisions[-1]["stage"]].append(Bar("confirmed winner", confirmed, "tuned"))
+        stages[last].append(Bar("confirmed winner", confirmed, "tuned"))
     axis = "million events/s (median, 95% interval)"
     return tuple(
         Bars(f"Roadmap, stage {stage}: limit lines, then each step's winner", axis, tuple(bars))

@@ -32,7 +32,6 @@ STYLE: dict[RcKey, Any] = {
     "axes.titlesize": 10.0,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "svg.hashsalt": "hspc-gen",
 }
 
 

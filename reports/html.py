@@ -41,9 +41,9 @@ def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
 
 
 ROADMAP = (
-    "After the paper's Figure 1: what the producer and consumer loops reach alone and both at"
-    " once without a channel (the limit lines), then the winner of each step of the search and"
-    " the winner confirmed in a fresh process."
+    "After the paper's Figure 1: what the producer and consumer loops reach alone (and, beside"
+    " the confirmation, both at once without a channel: p0), then the winner of each step of the"
+    " search, each in its own rounds, and the winner confirmed in a fresh process."
 )
 CURVES = (
     "After the paper's Figures 3-8: the step that tried the most buffer sizes, events/s against"
