@@ -35,7 +35,7 @@ struct Session {
 };
 
 struct Profiler {
-  hspcprof::KeySet objects;  // key -> owned reference: code object or C function
+  hspcprof::KeySet objects;  // key -> owned label: the code object, or a C function's name
   Aggregator aggregate;      // the consumer's while a session runs, then the GIL holder's
   std::unique_ptr<Session> session;
   PyThreadState* owner = nullptr;  // the one thread whose events the channel carries
@@ -49,8 +49,24 @@ struct ProfilerObject {
 
 Profiler& impl_of(PyObject* self) { return *reinterpret_cast<ProfilerObject*>(self)->impl; }
 
-void remember(Profiler& p, const void* key, PyObject* obj) {
-  if (p.objects.insert(reinterpret_cast<std::uintptr_t>(key), obj)) Py_INCREF(obj);
+void remember(Profiler& p, PyCodeObject* code) {
+  if (p.objects.insert(reinterpret_cast<std::uintptr_t>(code), code)) Py_INCREF(code);
+}
+
+// A C function is named when first seen, as _lsprof does: holding the callable instead would
+// hold its __self__, and outliving its owner would move finalizers out of the profile. False if
+// no name can be made: the call then goes unrecorded, as in _lsprof when it lacks memory.
+bool remember(Profiler& p, const PyMethodDef* def, PyObject* fn) {
+  const auto key = reinterpret_cast<std::uintptr_t>(def);
+  if (p.objects.find(key) != nullptr) return true;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject* name = hspcprof::user_object(fn);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  if (name == nullptr) return false;
+  p.objects.insert(key, name);
+  return true;
 }
 
 void emit(Profiler& p, const void* key, hspcprof::Kind kind) {
@@ -65,7 +81,7 @@ int profile_hook(PyObject* self, PyFrameObject* frame, int what, PyObject* arg) 
     case PyTrace_CALL:
     case PyTrace_RETURN: {
       PyCodeObject* code = PyFrame_GetCode(frame);
-      if (what == PyTrace_CALL) remember(p, code, reinterpret_cast<PyObject*>(code));
+      if (what == PyTrace_CALL) remember(p, code);
       emit(p, code, what == PyTrace_CALL ? hspcprof::kEnter : hspcprof::kLeave);
       Py_DECREF(code);
       break;
@@ -75,7 +91,7 @@ int profile_hook(PyObject* self, PyFrameObject* frame, int what, PyObject* arg) 
     case PyTrace_C_EXCEPTION:
       if (p.builtins && PyCFunction_Check(arg)) {
         const PyMethodDef* def = reinterpret_cast<PyCFunctionObject*>(arg)->m_ml;
-        if (what == PyTrace_C_CALL) remember(p, def, arg);
+        if (what == PyTrace_C_CALL && !remember(p, def, arg)) break;
         emit(p, def, what == PyTrace_C_CALL ? hspcprof::kEnter : hspcprof::kLeave);
       }
       break;
@@ -157,10 +173,11 @@ PyObject* profiler_clear(PyObject* self, PyObject* /*unused*/) {
 }
 
 // (label, callcount, reccallcount, totaltime, inlinetime): the fields of _lsprof's entries.
+// The label is the one object stored for the key: cProfile's snapshot code matches an edge to
+// its callee by the label's identity (id(code)), so entry and edges must share it.
 PyObject* totals_tuple(const Profiler& p, std::uintptr_t key, const Totals& t, double scale) {
-  const Ref label(hspcprof::user_object(static_cast<PyObject*>(p.objects.find(key))));
-  if (!label) return nullptr;
-  return Py_BuildValue("(Olldd)", label.get(), t.calls, t.recursive_calls,
+  PyObject* label = static_cast<PyObject*>(p.objects.find(key));
+  return Py_BuildValue("(Olldd)", label, t.calls, t.recursive_calls,
                        static_cast<double>(t.total) * scale,
                        static_cast<double>(t.inline_) * scale);
 }

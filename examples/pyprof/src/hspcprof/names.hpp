@@ -54,7 +54,7 @@ inline PyObject* bound_method_name(PyCFunctionObject* fn) {
   return PyUnicode_FromFormat("<built-in method %s>", fn->m_ml->ml_name);
 }
 
-// A new reference: the code object itself, or a C function's descriptive name.
+// A new reference: the code object itself, or a C function's descriptive name (its label).
 inline PyObject* user_object(PyObject* obj) {
   if (!PyCFunction_Check(obj)) {
     Py_INCREF(obj);
