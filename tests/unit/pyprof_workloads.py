@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 
 def fib(n: int) -> int:
@@ -28,7 +28,7 @@ def recursion() -> None:
     is_odd(77)
 
 
-def countdown(n: int) -> Iterator[int]:
+def countdown(n: int) -> Generator[int, None, None]:
     while n > 0:
         yield n
         n -= 1

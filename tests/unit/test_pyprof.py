@@ -206,7 +206,7 @@ def test_pstats_reads_and_sorts_it(hp: ModuleType, capsys: pytest.CaptureFixture
     profile = hp.Profile()
     with profile:
         wl.recursion()
-    stats = pstats.Stats(profile)  # type: ignore[arg-type]
+    stats = pstats.Stats(profile)
     stats.sort_stats("tottime").print_stats(3)
     out = capsys.readouterr().out
     assert "Ordered by: internal time" in out

@@ -83,12 +83,12 @@ class Profile(Profiler):
     def runctx(
         self,
         cmd: str | CodeType,
-        globals: dict[str, Any],  # noqa: A002 - cProfile's names
-        locals: dict[str, Any] | None,  # noqa: A002
+        globals: dict[str, Any],
+        locals: dict[str, Any] | None,
     ) -> Profile:
         self.enable()
         try:
-            exec(cmd, globals, locals)  # noqa: S102 - running the user's program is the point
+            exec(cmd, globals, locals)
         finally:
             self.disable()
         return self
@@ -124,8 +124,8 @@ def run(statement: str, filename: str | None = None, sort: str | int = -1) -> No
 
 def runctx(
     statement: str | CodeType,
-    globals: dict[str, Any],  # noqa: A002 - cProfile's names
-    locals: dict[str, Any] | None,  # noqa: A002
+    globals: dict[str, Any],
+    locals: dict[str, Any] | None,
     filename: str | None = None,
     sort: str | int = -1,
 ) -> None:
