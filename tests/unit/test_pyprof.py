@@ -229,3 +229,54 @@ def test_only_the_enabling_thread_is_profiled(hp: ModuleType) -> None:
     profile.create_stats()
     assert any(k[2] == "fib" for k in profile.stats)
     assert not any(k[2] == "is_odd" for k in profile.stats)
+
+
+SCRIPT = """
+import sys
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+print("result", fib(int(sys.argv[1])), sys.argv[2:])
+"""
+
+
+def command(installed: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**ENV, "PYTHONPATH": str(installed / "site")}
+    words = [sys.executable, "-m", "hspcprof", *map(str, argv)]
+    return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=60)
+
+
+def test_the_command_line_profiles_a_script(installed: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = command(installed, "-s", "tottime", script, "12", "--flag")
+    assert done.returncode == 0, done.stderr
+    assert "result 144 ['--flag']" in done.stdout
+    assert "Ordered by: internal time" in done.stdout
+    assert "465/1" in done.stdout and "script.py:4(fib)" in done.stdout
+
+
+def test_the_command_line_writes_stats_pstats_loads(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "script_module.py").write_text(SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "hspcprof", "-o", str(out), "-m", "script_module", "10"],
+        capture_output=True,
+        text=True,
+        env={**ENV, "PYTHONPATH": os.pathsep.join([str(installed / "site"), str(tmp_path)])},
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    fib = [v for k, v in stats.items() if k[2] == "fib"]
+    assert [v[:2] for v in fib] == [(1, 177)]
+
+
+def test_a_bad_sort_key_is_refused(installed: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = command(installed, "-s", "nonsense", script, "3")
+    assert done.returncode == 2
+    assert "invalid choice: 'nonsense'" in done.stderr
