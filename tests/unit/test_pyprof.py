@@ -144,6 +144,14 @@ def test_builtins_are_named_as_cprofile_names_them(hp: ModuleType) -> None:
     assert ("~", 0, "<built-in method builtins.sorted>") in stats
 
 
+def test_builtins_false_leaves_c_functions_out(hp: ModuleType) -> None:
+    wl.builtins()
+    theirs = profiled(cProfile.Profile(builtins=False), wl.builtins)
+    mine = profiled(hp.Profile(builtins=False), wl.builtins)
+    assert counts(mine) == counts(theirs)
+    assert not any(key[0] == "~" for key in mine)
+
+
 def test_lambdas_sharing_a_label(hp: ModuleType) -> None:
     stats = assert_same_counts(hp, wl.lambdas)
     assert len([k for k in stats if k[2] == "<lambda>" and k[0] == str(WORKLOADS)]) == 2
@@ -172,6 +180,21 @@ def test_calls_open_at_disable_are_closed_then(hp: ModuleType) -> None:
     expected, got = counts(stats_of(cProfile.Profile())), counts(stats_of(hp.Profile()))
     assert got == expected
     assert any(k[2] == "inner" for k in got)
+
+
+def test_sessions_add_up_and_clear_forgets(hp: ModuleType) -> None:
+    def sessions(profile: cProfile.Profile | hspcprof.Profile) -> Stats:
+        for n in (5, 7):
+            profile.runcall(wl.fib, n)
+        profile.create_stats()
+        return profile.stats
+
+    mine = hp.Profile()
+    assert counts(sessions(mine)) == counts(sessions(cProfile.Profile()))
+    assert mine.stats[name_of(mine.stats, "fib")][:2] == (2, 15 + 41)
+    mine.clear()
+    mine.create_stats()
+    assert mine.stats == {}
 
 
 def own_shares(stats: Stats) -> dict[Key, float]:
