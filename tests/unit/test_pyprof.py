@@ -7,9 +7,11 @@ primitive and total; own-time shares must agree to 2 points and a busy wait's ti
 from __future__ import annotations
 
 import cProfile
+import functools
 import gc
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -203,10 +205,21 @@ def own_shares(stats: Stats) -> dict[Key, float]:
     return {key: tt / total for key, tt in own.items()}
 
 
+def median_shares(runs: list[Stats]) -> dict[Key, float]:
+    shares = [own_shares(stats) for stats in runs]
+    return {key: statistics.median(s.get(key, 0.0) for s in shares) for key in shares[0]}
+
+
 def test_own_time_shares_agree_with_cprofile(hp: ModuleType) -> None:
-    theirs, mine = both(hp, lambda: pyprof_bodies.program(450))
-    assert sum(v[2] for v in mine.values()) > 0.3  # long enough for shares to mean something
-    expected, got = own_shares(theirs), own_shares(mine)
+    """Wall-clock shares: a neighbour taking the CPU during one function inflates its share in
+    that run alone (cProfile against itself moves by 3 points on a busy machine), so each
+    profiler runs five times, alternating, and the medians are compared."""
+    work = functools.partial(pyprof_bodies.program, 450)
+    work()
+    runs = [(profiled(cProfile.Profile(), work), profiled(hp.Profile(), work)) for _ in range(5)]
+    assert sum(v[2] for v in runs[0][1].values()) > 0.3  # long enough for shares to mean much
+    expected = median_shares([theirs for theirs, _ in runs])
+    got = median_shares([mine for _, mine in runs])
     for key, share in expected.items():
         if share > 0.01:
             assert abs(got[key] - share) < 0.02, (key, got[key], share)
