@@ -144,9 +144,16 @@ def test_a_failing_tuner_fails_the_configure_with_its_message(project: Project) 
     assert line.startswith("ok: ")
 
 
-def test_the_meson_project_holds_the_snippet_hspc_gen_ships() -> None:
-    """A Meson project keeps a copy (Meson reads build files from its source tree only): the
+@pytest.mark.parametrize(
+    "copied",
+    [
+        CONSUMERS / "meson" / "hspc" / "meson.build",
+        REPO / "examples" / "pyprof" / "hspc" / "meson.build",
+    ],
+    ids=["consumers/meson", "pyprof"],
+)
+def test_the_meson_project_holds_the_snippet_hspc_gen_ships(copied: Path) -> None:
+    """A Meson project keeps a copy (Meson reads build files from its source tree only): each
     example's must be today's."""
     shipped = REPO / "generator" / "integration" / "meson.build"
-    copied = CONSUMERS / "meson" / "hspc" / "meson.build"
     assert copied.read_bytes() == shipped.read_bytes()

@@ -1,0 +1,144 @@
+"""cProfile's deterministic profile, with the bookkeeping moved off the interpreter thread.
+
+The interpreter (the producer) pushes a 16-byte event per call and return into a channel that
+hspc-gen tuned for this machine when the package was built; a C++ thread (the consumer) computes
+what cProfile computes. The result is cProfile's: `pstats.Stats(profile)` reads it the same way.
+
+Only the thread that calls enable() is profiled, as with cProfile.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import marshal
+from collections.abc import Callable
+from types import CodeType, TracebackType
+from typing import Any, NamedTuple, ParamSpec, TypeVar
+
+from hspcprof._core import Profiler, channel_info, clock_info
+
+__all__ = ["Profile", "channel_info", "clock_info", "run", "runctx"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class SubEntry(NamedTuple):
+    """A caller -> callee edge, with the fields of `_lsprof.profiler_subentry`."""
+
+    code: CodeType | str
+    callcount: int
+    reccallcount: int
+    totaltime: float
+    inlinetime: float
+
+
+class Entry(NamedTuple):
+    """A function, with the fields of `_lsprof.profiler_entry`."""
+
+    code: CodeType | str
+    callcount: int
+    reccallcount: int
+    totaltime: float
+    inlinetime: float
+    calls: list[SubEntry]
+
+
+class Profile(Profiler):
+    """A drop-in for `cProfile.Profile` (without a custom timer)."""
+
+    stats: dict[tuple[str, int, str], tuple[Any, ...]]
+
+    def getstats(self) -> list[Entry]:
+        return [
+            Entry(*head, [SubEntry(*callee) for callee in callees])
+            for head, callees in self._getstats()
+        ]
+
+    # cProfile's own code turns the entries into pstats' dict, so both agree by construction
+    # (label collisions and the callers tuple's order included).
+    def snapshot_stats(self) -> None:
+        cProfile.Profile.snapshot_stats(self)  # type: ignore[arg-type]
+
+    def create_stats(self) -> None:
+        self.disable()
+        self.snapshot_stats()
+
+    def print_stats(self, sort: str | int = -1) -> None:
+        import pstats  # noqa: PLC0415 - as cProfile does: only printing needs it
+
+        pstats.Stats(self).strip_dirs().sort_stats(sort).print_stats()  # type: ignore[arg-type]
+
+    def dump_stats(self, file: str) -> None:
+        self.create_stats()
+        with open(file, "wb") as f:  # noqa: PTH123 - cProfile's signature: a plain file name
+            marshal.dump(self.stats, f)
+
+    def run(self, cmd: str) -> Profile:
+        import __main__  # noqa: PLC0415
+
+        namespace = __main__.__dict__
+        return self.runctx(cmd, namespace, namespace)
+
+    def runctx(
+        self,
+        cmd: str | CodeType,
+        globals: dict[str, Any],
+        locals: dict[str, Any] | None,
+    ) -> Profile:
+        self.enable()
+        try:
+            exec(cmd, globals, locals)
+        finally:
+            self.disable()
+        return self
+
+    def runcall(self, func: Callable[P, R], /, *args: P.args, **kw: P.kwargs) -> R:
+        self.enable()
+        try:
+            return func(*args, **kw)
+        finally:
+            self.disable()
+
+    def __enter__(self) -> Profile:
+        self.enable()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.disable()
+
+
+def run(statement: str, filename: str | None = None, sort: str | int = -1) -> None:
+    """`cProfile.run`: profile a statement in __main__'s namespace; print or dump the stats."""
+    profile = Profile()
+    try:
+        profile.run(statement)
+    finally:
+        _report(profile, filename, sort)
+
+
+def runctx(
+    statement: str | CodeType,
+    globals: dict[str, Any],
+    locals: dict[str, Any] | None,
+    filename: str | None = None,
+    sort: str | int = -1,
+) -> None:
+    """`cProfile.runctx`: as run(), in the namespaces given."""
+    profile = Profile()
+    try:
+        profile.runctx(statement, globals, locals)
+    finally:
+        _report(profile, filename, sort)
+
+
+def _report(profile: Profile, filename: str | None, sort: str | int) -> None:
+    if filename is not None:
+        profile.dump_stats(filename)
+    else:
+        profile.print_stats(sort)

@@ -1,0 +1,69 @@
+"""`python -m hspcprof [-o FILE] [-s SORT] [-m module | script] [args]`, as `python -m cProfile`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import pstats
+import runpy
+import sys
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from hspcprof import runctx
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m hspcprof",
+        description="Profile a script or module as cProfile does, aggregated off-thread.",
+    )
+    parser.add_argument("-o", "--outfile", help="save the stats (marshal, as cProfile) to FILE")
+    parser.add_argument(
+        "-s",
+        "--sort",
+        default=2,
+        choices=sorted(pstats.Stats.sort_arg_dict_default),
+        help="sort order of the printed stats (pstats' keys); default: standard name",
+    )
+    parser.add_argument("-m", dest="module", action="store_true", help="profile a library module")
+    parser.add_argument("target", help="the script (or with -m, the module) to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    return parser.parse_args(argv)
+
+
+def program(options: argparse.Namespace) -> tuple[str | CodeType, dict[str, Any]]:
+    """What to run and in which globals: exactly what cProfile's main runs."""
+    if options.module:
+        code = "run_module(modname, run_name='__main__', alter_sys=True)"
+        return code, {"run_module": runpy.run_module, "modname": options.target}
+    script = options.target
+    sys.path.insert(0, str(Path(script).parent))
+    with io.open_code(script) as source:
+        compiled = compile(source.read(), script, "exec")
+    return compiled, {
+        "__file__": script,
+        "__name__": "__main__",
+        "__package__": None,
+        "__cached__": None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse(sys.argv[1:] if argv is None else argv)
+    sys.argv[:] = [options.target, *options.args]
+    # The script may chdir: the output path is fixed before it runs.
+    outfile = None if options.outfile is None else str(Path(options.outfile).resolve())
+    code, globs = program(options)
+    try:
+        runctx(code, globs, None, outfile, options.sort)
+    except BrokenPipeError as exc:
+        # No "Exception ignored" at interpreter shutdown, as cProfile does.
+        sys.stdout = None
+        return exc.errno or 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

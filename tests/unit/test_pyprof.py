@@ -1,0 +1,318 @@
+"""hspcprof (examples/pyprof) against cProfile, the semantics it must keep: the package is built
+once per session as a user installs it (pip, meson-python, hspc-gen vendoring the header with
+--effort estimate: no measuring), then each program of pyprof_workloads runs under both
+profilers. Call counts must be equal exactly, per function and per caller -> callee edge,
+primitive and total; own-time shares must agree to 2 points and a busy wait's time to 5%."""
+
+from __future__ import annotations
+
+import cProfile
+import functools
+import gc
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import sysconfig
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pyprof_bodies
+import pyprof_workloads as wl
+import pytest
+
+if TYPE_CHECKING:
+    import hspcprof
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(sysconfig.get_path("scripts"))
+ENV = {**os.environ, "PATH": f"{SCRIPTS}{os.pathsep}{os.environ['PATH']}"}
+WORKLOADS = Path(wl.__file__).resolve()
+BODIES = Path(pyprof_bodies.__file__).resolve()
+
+Key = tuple[str, int, str]
+Stats = dict[Key, tuple[Any, ...]]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package as pip installs it, into a folder of its own (never the .venv)."""
+    root = tmp_path_factory.mktemp("hspcprof")
+    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q"]
+    where = ["--target", str(root / "site"), f"-Cbuild-dir={root / 'build'}"]
+    done = subprocess.run(
+        [*pip, *where, str(REPO / "examples" / "pyprof")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+@pytest.fixture(scope="session")
+def hp(installed: Path) -> Iterator[ModuleType]:
+    sys.path.insert(0, str(installed / "site"))
+    import hspcprof  # noqa: PLC0415 - importable only once built
+
+    yield hspcprof
+    sys.path.remove(str(installed / "site"))
+
+
+def profiled(profile: cProfile.Profile | hspcprof.Profile, work: Callable[[], object]) -> Stats:
+    """The pstats dict of one run, the collector off so that no finalizer runs in one profile
+    and not in the other."""
+    gc.collect()
+    gc.disable()
+    try:
+        profile.runcall(work)
+    finally:
+        gc.enable()
+    profile.create_stats()
+    return profile.stats
+
+
+def ours(key: Key) -> bool:
+    """Everything but the profilers' own entries (their disable methods, their files)."""
+    return "Profiler' objects>" not in key[2] and "cProfile" not in key[0]
+
+
+def counts(stats: Stats) -> dict[Key, tuple[int, int, dict[Key, tuple[int, int]]]]:
+    """(primitive, total, {caller: (calls, primitive calls)}) per function. The callers' tuples
+    come from cProfile's snapshot code, which puts the total first: kept as it is."""
+    return {
+        key: (cc, nc, {caller: v[:2] for caller, v in callers.items() if ours(caller)})
+        for key, (cc, nc, _tt, _ct, callers) in stats.items()
+        if ours(key)
+    }
+
+
+def both(hp: ModuleType, work: Callable[[], object]) -> tuple[Stats, Stats]:
+    work()  # once unprofiled: first-run imports and caches would show in one profile only
+    return profiled(cProfile.Profile(), work), profiled(hp.Profile(), work)
+
+
+def assert_same_counts(hp: ModuleType, work: Callable[[], object]) -> Stats:
+    theirs, mine = both(hp, work)
+    expected, got = counts(theirs), counts(mine)
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        assert got[key] == value, key
+    return mine
+
+
+def name_of(stats: Stats, name: str, file: Path = WORKLOADS) -> Key:
+    found = [k for k in stats if k[2] == name and k[0] == str(file)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_direct_and_mutual_recursion(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.recursion)
+    assert stats[name_of(stats, "fib")][:2] == (1, 3193)
+    is_even = name_of(stats, "is_even")
+    # is_even(120) and is_odd(77) reach it 61 + 39 times: two chains, two primitive calls.
+    assert stats[is_even][:2] == (2, 61 + 39)
+
+
+def test_generators_resume_as_calls(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.generators)
+    # A resume is a call: countdown(50) in sum() runs 51 times (50 yields and the end).
+    assert stats[name_of(stats, "countdown")][1] > 50
+
+
+def test_coroutines_under_asyncio(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.coroutines)
+    assert stats[name_of(stats, "leaf")][1] >= 8
+
+
+def test_exceptions_across_frames_and_from_c(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.exceptions)
+    assert stats[name_of(stats, "thrower")][:2] == (6, 21)
+    assert stats[("~", 0, "<built-in method math.sqrt>")][:2] == (3, 3)
+
+
+def test_builtins_are_named_as_cprofile_names_them(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.builtins)
+    assert stats[("~", 0, "<method 'append' of 'list' objects>")][:2] == (300, 300)
+    assert stats[("~", 0, "<built-in method builtins.len>")][:2] == (301, 301)
+    assert ("~", 0, "<built-in method builtins.sorted>") in stats
+
+
+def test_builtins_false_leaves_c_functions_out(hp: ModuleType) -> None:
+    wl.builtins()
+    theirs = profiled(cProfile.Profile(builtins=False), wl.builtins)
+    mine = profiled(hp.Profile(builtins=False), wl.builtins)
+    assert counts(mine) == counts(theirs)
+    assert not any(key[0] == "~" for key in mine)
+
+
+def test_lambdas_sharing_a_label(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, wl.lambdas)
+    assert len([k for k in stats if k[2] == "<lambda>" and k[0] == str(WORKLOADS)]) == 2
+
+
+def test_a_pyperformance_like_program(hp: ModuleType) -> None:
+    stats = assert_same_counts(hp, lambda: pyprof_bodies.program(3))
+    assert stats[name_of(stats, "schedule", BODIES)][:2] == (1, 1)
+    assert len([k for k in stats if k[2] == "step"]) == 2  # Task.step and Device.step
+
+
+def test_calls_open_at_disable_are_closed_then(hp: ModuleType) -> None:
+    def nested(profile: cProfile.Profile | hspcprof.Profile) -> None:
+        def inner() -> None:
+            wl.fib(5)
+            profile.disable()
+
+        profile.enable()
+        inner()
+
+    def stats_of(profile: cProfile.Profile | hspcprof.Profile) -> Stats:
+        nested(profile)
+        profile.create_stats()
+        return profile.stats
+
+    expected, got = counts(stats_of(cProfile.Profile())), counts(stats_of(hp.Profile()))
+    assert got == expected
+    assert any(k[2] == "inner" for k in got)
+
+
+def test_sessions_add_up_and_clear_forgets(hp: ModuleType) -> None:
+    def sessions(profile: cProfile.Profile | hspcprof.Profile) -> Stats:
+        for n in (5, 7):
+            profile.runcall(wl.fib, n)
+        profile.create_stats()
+        return profile.stats
+
+    mine = hp.Profile()
+    assert counts(sessions(mine)) == counts(sessions(cProfile.Profile()))
+    assert mine.stats[name_of(mine.stats, "fib")][:2] == (2, 15 + 41)
+    mine.clear()
+    mine.create_stats()
+    assert mine.stats == {}
+
+
+def own_shares(stats: Stats) -> dict[Key, float]:
+    own = {key: value[2] for key, value in stats.items() if ours(key)}
+    total = sum(own.values())
+    return {key: tt / total for key, tt in own.items()}
+
+
+def median_shares(runs: list[Stats]) -> dict[Key, float]:
+    shares = [own_shares(stats) for stats in runs]
+    return {key: statistics.median(s.get(key, 0.0) for s in shares) for key in shares[0]}
+
+
+def test_own_time_shares_agree_with_cprofile(hp: ModuleType) -> None:
+    """Wall-clock shares: a neighbour taking the CPU during one function inflates its share in
+    that run alone (cProfile against itself moves by 3 points on a busy machine), so each
+    profiler runs five times, alternating, and the medians are compared."""
+    work = functools.partial(pyprof_bodies.program, 450)
+    work()
+    runs = [(profiled(cProfile.Profile(), work), profiled(hp.Profile(), work)) for _ in range(5)]
+    assert sum(v[2] for v in runs[0][1].values()) > 0.3  # long enough for shares to mean much
+    expected = median_shares([theirs for theirs, _ in runs])
+    got = median_shares([mine for _, mine in runs])
+    for key, share in expected.items():
+        if share > 0.01:
+            assert abs(got[key] - share) < 0.02, (key, got[key], share)
+
+
+def test_a_busy_wait_takes_its_time(hp: ModuleType) -> None:
+    profile = hp.Profile()
+    took = profile.runcall(wl.busy_wait, 0.3)
+    profile.create_stats()
+    _cc, nc, tt, ct, _callers = profile.stats[name_of(profile.stats, "busy_wait")]
+    assert nc == 1
+    assert abs(ct - took) < 0.05 * took, (ct, took)
+    clock = profile.stats[("~", 0, "<built-in method time.perf_counter>")]
+    # Own times add up to the cumulative time: nothing lost between the two entries.
+    assert abs(tt + clock[2] - ct) < 0.05 * ct
+    assert profile.stalls >= 0
+
+
+def test_pstats_reads_and_sorts_it(hp: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = hp.Profile()
+    with profile:
+        wl.recursion()
+    stats = pstats.Stats(profile)
+    stats.sort_stats("tottime").print_stats(3)
+    out = capsys.readouterr().out
+    assert "Ordered by: internal time" in out
+    assert "pyprof_workloads.py" in out and "(fib)" in out
+
+
+def test_only_the_enabling_thread_is_profiled(hp: ModuleType) -> None:
+    profile = hp.Profile()
+
+    def other() -> None:
+        wl.is_odd(9)
+        with pytest.raises(RuntimeError, match="another thread"):
+            profile.enable()
+
+    with profile:
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+        wl.fib(4)
+    profile.create_stats()
+    assert any(k[2] == "fib" for k in profile.stats)
+    assert not any(k[2] == "is_odd" for k in profile.stats)
+
+
+SCRIPT = """
+import sys
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+print("result", fib(int(sys.argv[1])), sys.argv[2:])
+"""
+
+
+def command(installed: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**ENV, "PYTHONPATH": str(installed / "site")}
+    words = [sys.executable, "-m", "hspcprof", *map(str, argv)]
+    return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=60)
+
+
+def test_the_command_line_profiles_a_script(installed: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = command(installed, "-s", "tottime", script, "12", "--flag")
+    assert done.returncode == 0, done.stderr
+    assert "result 144 ['--flag']" in done.stdout
+    assert "Ordered by: internal time" in done.stdout
+    assert "465/1" in done.stdout and "script.py:4(fib)" in done.stdout
+
+
+def test_the_command_line_writes_stats_pstats_loads(installed: Path, tmp_path: Path) -> None:
+    (tmp_path / "script_module.py").write_text(SCRIPT, encoding="utf-8")
+    out = tmp_path / "out.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "hspcprof", "-o", str(out), "-m", "script_module", "10"],
+        capture_output=True,
+        text=True,
+        env={**ENV, "PYTHONPATH": os.pathsep.join([str(installed / "site"), str(tmp_path)])},
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    fib = [v for k, v in stats.items() if k[2] == "fib"]
+    assert [v[:2] for v in fib] == [(1, 177)]
+
+
+def test_a_bad_sort_key_is_refused(installed: Path, tmp_path: Path) -> None:
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = command(installed, "-s", "nonsense", script, "3")
+    assert done.returncode == 2
+    assert "invalid choice: 'nonsense'" in done.stderr
