@@ -135,7 +135,7 @@ def forest(data: Forest) -> bytes:
     axes.set_xlabel(
         "cost over the winner's, paired by round (above 1: slower); grey: the step's margin"
     )
-    axes.set_title(data.title, loc="left")
+    figure.suptitle(data.title, x=0.01, ha="left", fontsize=10)  # long row labels: the figure's
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
     return png(figure)

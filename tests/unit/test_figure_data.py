@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from hspc_gen.reports import figure_data, figure_threads
-from hspc_gen.reports.figure_data import Bars, Curves, Forest
+from hspc_gen.reports.figure_data import Bars, Forest
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = DATA / "golden" / "report_figures.json"
@@ -50,7 +49,10 @@ def test_the_roadmap_shows_each_steps_winner_beside_its_stages_limit_lines() -> 
     assert len(panels) == len({d["stage"] for d in RESULT["decisions"]})
     first = panels[0]
     lines = [b.label for b in first.bars if b.kind == "line"]
-    assert lines[:3] == ["producer alone", "consumer alone", "both alone in parallel (p0)"]
+    assert lines == ["producer alone", "consumer alone"]
+    # The last stage's lines are the confirmation's, p0 among them.
+    last = [b.label for b in panels[-1].bars if b.kind == "line"]
+    assert "both alone in parallel (p0)" in last and "p0_parallel" in RESULT["baselines"]
     producer = RESULT["decisions"][0]["baselines"]["producer_alone"]["events_per_second"]
     assert first.bars[0].value.median == pytest.approx(producer["median"] / 1e6)
     # Each winner's rate is the one measured in its own step (an id recurs across steps).
@@ -74,14 +76,18 @@ def test_an_estimate_has_nothing_to_draw_and_every_figure_says_why() -> None:
 
 
 def test_buffer_curves_come_from_the_step_that_tried_the_most_sizes() -> None:
-    result = copy.deepcopy(RESULT)
-    step = [c for c in result["candidates"] if c["step"] == "padding"]
-    for size, c in zip((1024, 2048, 4096, 8192, 16384), step, strict=False):
-        c["params"]["buffer_bytes"] = size
-    curves = figure_data.curves(result)
-    assert isinstance(curves, Curves) and "padding" in curves.title
-    sizes = sorted(x for s in curves.series for x in s.x)
-    assert sizes == [1024, 2048, 4096, 8192, 16384][: len(step)]
+    curves = figure_data.curves(RESULT)
+    assert "stage two: primitive" in curves.title  # 7 primitives x 7 sizes in one batch
+    step = [c for c in RESULT["candidates"] if (c["stage"], c["step"]) == ("two", "primitive")]
+    assert {s.label for s in curves.series} == {c["params"]["primitive"] for c in step}
+    decided = next(d for d in RESULT["decisions"] if d["step"] == "primitive")
+    optimal = decided["baselines"]["optimal"]["events_per_second"]["median"] / 1e6
+    assert curves.levels[0].value == pytest.approx(optimal)  # that step's own lines
+    # With one primitive only (Stage One's buffers step), a line per buffer count.
+    one = {**RESULT, "candidates": [c for c in RESULT["candidates"] if c["stage"] == "one"]}
+    single = figure_data.curves(one)
+    assert "stage one: buffers" in single.title
+    assert all(s.label.startswith("futex, ") for s in single.series)
 
 
 def test_the_forest_puts_each_winner_first_and_marks_ties() -> None:
@@ -97,10 +103,18 @@ def test_the_forest_puts_each_winner_first_and_marks_ties() -> None:
     assert any(r.tied for r in forest.rows if not r.winner) == bool(ties)
 
 
-def test_a_failed_thread_search_says_so() -> None:
+def test_the_thread_curve_marks_the_recommendation_and_names_the_guard() -> None:
     advice = RESULT["recommendation"]
-    assert "error" in advice  # this recorded run's budget left the thread search out
-    assert advice["error"] in figure_threads.threads(RESULT).empty
+    curve = figure_threads.threads(RESULT)
+    assert curve.marked == (float(advice["producers"] + advice["consumers"]),)
+    assert advice["evidence"]["termination"] in curve.note
+    points = sum(len(s.x) for s in curve.series)
+    assert points == len(advice["evidence"]["curve"])
+
+
+def test_a_failed_thread_search_says_so() -> None:
+    failed = {"status": "skipped", "error": "the budget ran out before the thread counts"}
+    assert failed["error"] in figure_threads.threads({**RESULT, "recommendation": failed}).empty
 
 
 def test_peers_show_only_a_bench_of_this_channel() -> None:
