@@ -6,16 +6,17 @@
 #                   OUTPUT_VARIABLE hspc_gen_module OUTPUT_STRIP_TRAILING_WHITESPACE
 #                   COMMAND_ERROR_IS_FATAL ANY)
 #   include("${hspc_gen_module}")
-#   hspc_gen_channel(TARGET app.yaml OUTPUT "${CMAKE_CURRENT_BINARY_DIR}/hspc")
-#   target_include_directories(app PRIVATE "${CMAKE_CURRENT_BINARY_DIR}/hspc")
+#   hspc_gen_channel(TARGET app.yaml LIBRARY app_channel)
+#   target_link_libraries(app PRIVATE app_channel)
 #
-# hspc_gen_channel(TARGET <app.yaml> [OUTPUT <dir>] [HEADER_VAR <variable>])
+# hspc_gen_channel(TARGET <app.yaml> [OUTPUT <dir>] [LIBRARY <name>] [HEADER_VAR <variable>])
 #   At configure time, runs `hspc-gen vendor`: the channel is tuned for this host and its header
 #   written into OUTPUT (default: ${CMAKE_CURRENT_BINARY_DIR}/hspc), unless OUTPUT already holds
 #   the header made from the same app.yaml and the files it names, the same hspc-gen, the same host
 #   and the same effort: a re-configure then costs a second, not a tuning run. A change to app.yaml
-#   or to a file it names re-configures the build. HEADER_VAR receives the header's path. A failed
-#   run fails the configure, with hspc-gen's message printed above CMake's.
+#   or to a file it names re-configures the build. LIBRARY names an INTERFACE library to link: the
+#   header's folder and the threads it needs (as Meson's hspc_channel_dep). HEADER_VAR receives
+#   the header's path. A failed run fails the configure, with hspc-gen's message above CMake's.
 #
 # HSPC_GEN_EFFORT (cache variable) is the run's --effort. Set it to estimate where timings mean
 # nothing, as on CI: -DHSPC_GEN_EFFORT=estimate. Left empty it is measure, or estimate in a cross
@@ -32,10 +33,10 @@ set_property(CACHE HSPC_GEN_EFFORT PROPERTY STRINGS "" estimate quick measure pa
 find_program(HSPC_GEN_EXECUTABLE hspc-gen)
 
 function(hspc_gen_channel)
-  cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;OUTPUT;HEADER_VAR" "")
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "TARGET;OUTPUT;LIBRARY;HEADER_VAR" "")
   if(arg_UNPARSED_ARGUMENTS OR NOT arg_TARGET)
     message(FATAL_ERROR "usage: hspc_gen_channel(TARGET <app.yaml> [OUTPUT <dir>] "
-                        "[HEADER_VAR <variable>]), not: ${ARGV}")
+                        "[LIBRARY <name>] [HEADER_VAR <variable>]), not: ${ARGV}")
   endif()
   if(NOT HSPC_GEN_EXECUTABLE)
     message(FATAL_ERROR "hspc_gen_channel: hspc-gen is not on PATH (or set HSPC_GEN_EXECUTABLE)")
@@ -82,6 +83,13 @@ function(hspc_gen_channel)
   # The tool itself too: reinstalling hspc-gen rewrites it, and a new version must tune again.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${inputs} "${HSPC_GEN_EXECUTABLE}")
   message(STATUS "hspc-gen: ${header} ${state}")
+  if(arg_LIBRARY)
+    find_package(Threads REQUIRED)
+    add_library(${arg_LIBRARY} INTERFACE)
+    target_include_directories(${arg_LIBRARY} INTERFACE "${output}")
+    target_link_libraries(${arg_LIBRARY} INTERFACE Threads::Threads)
+    target_compile_features(${arg_LIBRARY} INTERFACE cxx_std_17)
+  endif()
   if(arg_HEADER_VAR)
     set(${arg_HEADER_VAR} "${header}" PARENT_SCOPE)
   endif()
