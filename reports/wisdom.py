@@ -37,8 +37,11 @@ def _host_line(report: WisdomReport, part: HostPart) -> str:
 
 
 def _replay_line(report: WisdomReport) -> str:
-    if report.part_of(report.this_host) is None:
+    part = report.part_of(report.this_host)
+    if part is None:
         return f"nothing in it is for this host ({report.this_host}): kept for the hosts it names"
+    if part.entries + part.host_files + part.present == 0:
+        return "nothing of it was taken for this host: this cache holds its own measurements"
     return (
         "this host replays it: the measuring host's command writes the same header here without"
         " measuring what the wisdom holds (on a quiet machine, what was measured beside other"

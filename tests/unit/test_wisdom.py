@@ -17,6 +17,7 @@ import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
+from hspc_gen.reports import wisdom as wisdom_report
 from hspc_gen.search import wisdom
 from hspc_gen.search.records import Candidate, Cut, Record, RecordKey
 from hspc_gen.search.store import RecordStore
@@ -258,3 +259,12 @@ def test_the_commands_report_what_moved(measured: Path, tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
     assert f"  {HOST_A}: 0 entries and 0 host record(s) added, 6 already here" in done.stdout
     assert "nothing in it is for this host" in done.stdout
+
+
+def test_an_import_whose_part_for_this_host_was_all_left_out_does_not_promise_a_replay() -> None:
+    own = HostPart("fp", entries=0, host_files=0, conflicts=4, kept=1)
+    report = WisdomReport(WisdomAction.import_, "w.json", "fp", "0.1.0", (own,))
+    text = wisdom_report.render(report)
+    assert "replays" not in text and "holds its own measurements" in text
+    taken = WisdomReport(WisdomAction.import_, "w.json", "fp", "0.1.0", (HostPart("fp", 3, 1),))
+    assert "this host replays it" in wisdom_report.render(taken)
