@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hspc_gen.app_files import headers_digest
 from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.search.measure import load
@@ -108,13 +109,15 @@ def _measured(sources: dict[str, Path], event_bytes: int) -> UserCode:
 
 
 def code_digest(sources: Mapping[str, Path], event_bytes: int) -> str:
-    """What a recorded cost is valid for: the user's files and the sides they serve, the event
-    size, and the harness that timed them."""
+    """What a recorded cost is valid for: the user's files and the sides they serve, the local
+    headers they include, the event size, and the harness that timed them."""
     digest = hashlib.sha256(f"{event_bytes}".encode())
     digest.update(_smoke_main().read_bytes())
     for side, path in sorted(sources.items()):
         digest.update(f"\0{side}\0".encode())
         digest.update(path.read_bytes())
+    if headers := headers_digest(sources.values()):  # none: the digest code without headers had
+        digest.update(f"\0headers\0{headers}".encode())
     return digest.hexdigest()[:16]
 
 

@@ -68,6 +68,15 @@ def test_the_record_is_of_the_code_the_sides_and_the_event_size(tmp_path: Path) 
     assert preflight.checked(Workload(), EVENT_BYTES, tmp_path, FINGERPRINT) is None
 
 
+def test_the_record_is_of_the_headers_the_code_includes(tmp_path: Path) -> None:
+    source, header = tmp_path / "work.cpp", tmp_path / "work.hpp"
+    source.write_text(COUNT.read_text() + '#include "work.hpp"\n')
+    header.write_text("constexpr int kWork = 1;\n")
+    before = record_of(tmp_path, {"consumer": source})
+    header.write_text("constexpr int kWork = 2;\n")
+    assert record_of(tmp_path, {"consumer": source}) != before
+
+
 def test_a_damaged_record_is_no_answer(tmp_path: Path) -> None:
     path = tmp_path / "record.json"
     path.write_text('{"producer_ns": 1.0')
