@@ -1,14 +1,20 @@
 """hspcprof's Stage Two (examples/pyprof/stage2): the recorder keeps a real program's events in
-order as hspcprof's hook sees them, and the committed recording is one a cyclic replay can run
-for ever."""
+order as hspcprof's hook sees them, the committed recording is one a cyclic replay can run for
+ever, and hspc-gen builds and runs the replaying producer and hspcprof's real aggregation code
+(included from src/hspcprof, beside the sources) through its own path."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROF = REPO / "examples" / "pyprof"
@@ -78,3 +84,30 @@ def test_the_committed_recording_replays_cyclically() -> None:
     assert all(0 <= (word >> 1) & 0x7F < functions and word >> 8 > 0 for word in words)
     assert depths([word & 1 for word in words])[-1] == 0  # balanced: no call left open
     assert any(flags) and not all(flags)  # Python functions and builtins
+
+
+# The estimate's channel, fixed: only Stage Two's last steps run (placement, the confirmation and
+# its baselines), all with the user's code, in seconds.
+FIXED = ("padding_bytes=128", "stack_offset_bytes=0", "buffers=4", "buffer_bytes=64KiB",
+         "primitive=futex")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_hspc_gen_measures_the_replay_and_the_real_aggregation(tmp_path: Path) -> None:
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    fixed = [arg for value in FIXED for arg in ("--set", value)]
+    done = subprocess.run(
+        [sys.executable, "-m", "hspc_gen", "--target", PYPROF / "app.yaml", "--effort", "quick",
+         "--budget", "60s", *fixed, "--out", out, "--cache", cache, "--json"],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    assert (out / "pyprof_channel.hpp").is_file()
+    assert result["failures"] == []
+    # Both sides' own code ran alone (its cost per event, kept in the cache for this host and
+    # code) and in the channel's samples and the baselines beside them.
+    work = result["recommendation"]["work_ns_per_event"]
+    assert work["producer"] > 0 and work["consumer"] > 0
+    assert len(list((cache / "host").glob("user-code-*.json"))) == 1
+    assert {"producer_alone", "consumer_alone"} <= set(result["baselines"])
