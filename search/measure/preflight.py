@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -66,7 +67,8 @@ class UserCode:
 
 
 def compiler() -> str:
-    """The C++ compiler Meson would choose: $CXX, else c++."""
+    """The C++ compiler Meson would choose: $CXX, else c++. A command: its words split as a
+    shell's (`ccache c++`, as the Meson snippet hands a wrapped compiler over)."""
     return os.environ.get("CXX", "c++")
 
 
@@ -144,8 +146,9 @@ def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
     folders = sorted({f"-I{path.parent}" for path in sources.values()})
     files = sorted({str(path) for path in sources.values()})
     argv = [
-        compiler(), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}", *folders,
-        *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files, "-o", str(program),
+        *shlex.split(compiler()), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}",
+        *folders, *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files,
+        "-o", str(program),
     ]  # fmt: skip
     try:
         done = subprocess.run(
