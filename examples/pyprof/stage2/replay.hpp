@@ -33,8 +33,8 @@ inline const void* key_of(unsigned function) noexcept {
   return reinterpret_cast<const void*>(address);
 }
 
-// The recording, cyclically: each event with the time it was made, the clock
-// advancing by the recorded gap before it.
+// The recording, cyclically: each event with the time it was made, the clock advancing by the
+// recorded gap before it.
 class Replay {
  public:
   // The time the interpreter spends before the next event (its own work and the C hook's).
