@@ -1,7 +1,8 @@
 """`hspc-gen vendor`: the per-machine install step as a build system runs it, at configure time
 (`hspc_gen_channel` in HspcGen.cmake, the Meson snippet; `hspc-gen integration` says where they
 are). The header is tuned into the build's folder unless that folder already holds the header of
-the same inputs: app.yaml and every file it names, byte for byte, this hspc-gen's version, this
+the same inputs: app.yaml, every file it names and the local headers those include (app_files),
+byte for byte, this hspc-gen's version, this
 host's fingerprint and the options that shape the header. A build system re-configures far more
 often than any of these change, and a measuring run takes its whole budget.
 
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen import __version__
+from hspc_gen.app_files import included_headers
 from hspc_gen.emit import json_text, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
@@ -39,7 +41,7 @@ class Vendoring:
 
     header: Path
     stamp: Path
-    inputs: tuple[Path, ...]  # app.yaml first, then the files it names
+    inputs: tuple[Path, ...]  # app.yaml first, then the files it names, then their headers
     identity: str  # canonical JSON of what made the header, see identity_of
 
     @staticmethod
@@ -48,8 +50,9 @@ class Vendoring:
             raise ValueError("vendor writes into a build folder: options.out is required")
         given = {} if options.budget is None else {"budget": options.budget}
         target = load_target(options.target, given, {"budget": f"--budget {options.budget}"})
-        named = (target.workload.producer_source, target.workload.consumer_source)
-        inputs = _unique([options.target.absolute(), *(p for p in named if p is not None)])
+        named = [p for p in (target.workload.producer_source, target.workload.consumer_source) if p]
+        headers = included_headers(named)
+        inputs = _unique([options.target.absolute(), *named, *headers])
         out = options.out.absolute()  # the listing's paths are read from another folder
         header = Outputs.of(target, out).header
         _alone_in(out, header)

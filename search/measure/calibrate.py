@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -117,7 +118,7 @@ def _build(cache_dir: Path, compiler: str) -> Path:
         return program
     program.parent.mkdir(parents=True, exist_ok=True)
     partial = program.with_name(program.name + ".partial")
-    argv = [compiler, "-std=c++17", "-O2", "-pthread", f"-I{runtime}", str(source)]
+    argv = [*shlex.split(compiler), "-std=c++17", "-O2", "-pthread", f"-I{runtime}", str(source)]
     _call([*argv, "-o", str(partial)], COMPILE_TIMEOUT_SECONDS, "build")
     partial.replace(program)
     return program

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -28,6 +29,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from hspc_gen.app_files import headers_digest
 from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.search.measure import load
@@ -65,7 +67,8 @@ class UserCode:
 
 
 def compiler() -> str:
-    """The C++ compiler Meson would choose: $CXX, else c++."""
+    """The C++ compiler Meson would choose: $CXX, else c++. A command: its words split as a
+    shell's (`ccache c++`, as the Meson snippet hands a wrapped compiler over)."""
     return os.environ.get("CXX", "c++")
 
 
@@ -108,13 +111,15 @@ def _measured(sources: dict[str, Path], event_bytes: int) -> UserCode:
 
 
 def code_digest(sources: Mapping[str, Path], event_bytes: int) -> str:
-    """What a recorded cost is valid for: the user's files and the sides they serve, the event
-    size, and the harness that timed them."""
+    """What a recorded cost is valid for: the user's files and the sides they serve, the local
+    headers they include, the event size, and the harness that timed them."""
     digest = hashlib.sha256(f"{event_bytes}".encode())
     digest.update(_smoke_main().read_bytes())
     for side, path in sorted(sources.items()):
         digest.update(f"\0{side}\0".encode())
         digest.update(path.read_bytes())
+    if headers := headers_digest(sources.values()):  # none: the digest code without headers had
+        digest.update(f"\0headers\0{headers}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -141,8 +146,9 @@ def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
     folders = sorted({f"-I{path.parent}" for path in sources.values()})
     files = sorted({str(path) for path in sources.values()})
     argv = [
-        compiler(), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}", *folders,
-        *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files, "-o", str(program),
+        *shlex.split(compiler()), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}",
+        *folders, *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files,
+        "-o", str(program),
     ]  # fmt: skip
     try:
         done = subprocess.run(

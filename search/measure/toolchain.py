@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from hspc_gen.app_files import headers_digest
 from hspc_gen.model import Objective, Status
 from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_files, unit_sources
 from hspc_gen.search.measure.build import JOBS, MESON_OPTIONS, BuildResult, Project, build
@@ -147,11 +148,15 @@ class RealToolchain:
         return PACED_KIND if self.objective is Objective.latency else "throughput"
 
     def measured_hash(self, project: Project, workload: Workload) -> str:
-        """What a record measured: the sources, and what the plan tells the binary at run time
-        (the work per event, the sample kind), so a record is never reused for other work."""
+        """What a record measured: the sources and the local headers the app's include, and what
+        the plan tells the binary at run time (the work per event, the sample kind), so a record
+        is never reused for other work."""
         runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
-        digest = hashlib.sha256(f"{project.source_hash}\0{runtime}".encode()).hexdigest()
-        return digest[:16]
+        headers = headers_digest(
+            p for p in (workload.producer_source, workload.consumer_source) if p
+        )
+        measured = f"{project.source_hash}\0{runtime}" + (f"\0{headers}" if headers else "")
+        return hashlib.sha256(measured.encode()).hexdigest()[:16]
 
 
 MAX_POINTS_PER_UNIT = 8

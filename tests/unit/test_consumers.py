@@ -6,6 +6,7 @@ fails the configure with its own message. Every configure takes the estimate: te
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -100,6 +101,9 @@ def test_it_configures_builds_and_runs_and_tunes_only_once(project: Project) -> 
     assert tuned(project.configure(), project)
     _, line = project.built_and_run()
     assert line.startswith("ok: 1000000 of 1000000 ticks in order, checksum ")
+    # The build's compiler reached the tuner whole (Meson's may be `ccache c++`), and ran.
+    stamp = json.loads((project.header.parent / "hspc-vendor.json").read_text(encoding="utf-8"))
+    assert stamp["inputs"]["compiler"] not in ("", "unknown")
     header = written(project.header)
     assert not tuned(project.configure(RECONFIGURE), project)
     (project.src / "app.yaml").touch()  # the build re-configures, but the bytes are the same

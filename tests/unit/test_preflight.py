@@ -32,6 +32,7 @@ def record_of(cache: Path, sources: dict[str, Path], event_bytes: int = EVENT_BY
 def test_the_users_code_is_measured_once_and_its_cost_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CXX", "env c++")  # words, as the Meson snippet hands `ccache c++` over
     work = both_sides(COUNT)
     first = preflight.checked(work, EVENT_BYTES, tmp_path, FINGERPRINT)
     assert first is not None and first.producer_ns > 0 and first.consumer_ns > 0
@@ -66,6 +67,15 @@ def test_the_record_is_of_the_code_the_sides_and_the_event_size(tmp_path: Path) 
     }
     assert len(paths) == 4
     assert preflight.checked(Workload(), EVENT_BYTES, tmp_path, FINGERPRINT) is None
+
+
+def test_the_record_is_of_the_headers_the_code_includes(tmp_path: Path) -> None:
+    source, header = tmp_path / "work.cpp", tmp_path / "work.hpp"
+    source.write_text(COUNT.read_text() + '#include "work.hpp"\n')
+    header.write_text("constexpr int kWork = 1;\n")
+    before = record_of(tmp_path, {"consumer": source})
+    header.write_text("constexpr int kWork = 2;\n")
+    assert record_of(tmp_path, {"consumer": source}) != before
 
 
 def test_a_damaged_record_is_no_answer(tmp_path: Path) -> None:

@@ -60,6 +60,18 @@ def test_preparing_builds_nothing_and_keys_records_by_their_work(tmp_path: Path)
     assert not (tmp_path / "builds").exists()  # the key comes from the rendered sources alone
 
 
+def test_a_record_is_keyed_by_the_headers_the_apps_sources_include(tmp_path: Path) -> None:
+    source, header = tmp_path / "work.cpp", tmp_path / "lib" / "work.hpp"
+    header.parent.mkdir()
+    header.write_text("constexpr int kWork = 1;\n", encoding="utf-8")
+    source.write_text('#include "lib/work.hpp"\n', encoding="utf-8")
+    batch = make_batch("two", "primitive", [POINT], POINT, 6)
+    chain, work = toolchain(tmp_path / "cache"), Workload(consumer_source=source)
+    before = chain.prepare(batch, work).key
+    header.write_text("constexpr int kWork = 2;\n", encoding="utf-8")
+    assert chain.prepare(batch, work).key != before  # the same source, other work
+
+
 def test_a_build_that_fails_is_a_status_and_every_plan_answers_with_it(tmp_path: Path) -> None:
     broken = tmp_path / "broken.cpp"
     broken.write_text("this is not C++\n", encoding="utf-8")

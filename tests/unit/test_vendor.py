@@ -104,6 +104,19 @@ def test_a_change_to_what_made_the_header_tunes_again(tmp_path: Path, change: st
     assert vendor(app, *options)["status"] == ["tuned"]
 
 
+def test_a_header_the_users_code_includes_is_an_input(tmp_path: Path) -> None:
+    app = project(tmp_path, APP_BOTH_SIDES)
+    header = tmp_path / "lib" / "work.hpp"
+    header.parent.mkdir()
+    header.write_text("#pragma once\n", encoding="utf-8")
+    _append(tmp_path / "work.cpp", '#include "lib/work.hpp"\n')
+    first = vendor(app)
+    assert first["input"] == [str(app), str(tmp_path / "work.cpp"), str(header)]
+    assert vendor(app)["status"] == ["current"]
+    _append(header, "// edited\n")  # the build re-configures on it, and the run tunes again
+    assert vendor(app)["status"] == ["tuned"]
+
+
 def test_a_failed_run_leaves_no_stamp_so_the_next_one_tunes(tmp_path: Path) -> None:
     app = project(tmp_path)
     header = Path(vendor(app)["header"][0])
