@@ -8,110 +8,35 @@ from __future__ import annotations
 
 import cProfile
 import functools
-import gc
 import os
 import pstats
 import statistics
 import subprocess
 import sys
-import sysconfig
-import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyprof_bodies
 import pyprof_workloads as wl
 import pytest
+from pyprof_check import (
+    ENV,
+    WORKLOADS,
+    Key,
+    Stats,
+    assert_same_counts,
+    counts,
+    name_of,
+    ours,
+    profiled,
+)
 
 if TYPE_CHECKING:
     import hspcprof
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(sysconfig.get_path("scripts"))
-ENV = {**os.environ, "PATH": f"{SCRIPTS}{os.pathsep}{os.environ['PATH']}"}
-WORKLOADS = Path(wl.__file__).resolve()
 BODIES = Path(pyprof_bodies.__file__).resolve()
-
-Key = tuple[str, int, str]
-Stats = dict[Key, tuple[Any, ...]]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The package as pip installs it, into a folder of its own (never the .venv)."""
-    root = tmp_path_factory.mktemp("hspcprof")
-    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q"]
-    where = ["--target", str(root / "site"), f"-Cbuild-dir={root / 'build'}"]
-    done = subprocess.run(
-        [*pip, *where, str(REPO / "examples" / "pyprof")],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=False,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return root
-
-
-@pytest.fixture(scope="session")
-def hp(installed: Path) -> Iterator[ModuleType]:
-    sys.path.insert(0, str(installed / "site"))
-    import hspcprof  # noqa: PLC0415 - importable only once built
-
-    yield hspcprof
-    sys.path.remove(str(installed / "site"))
-
-
-def profiled(profile: cProfile.Profile | hspcprof.Profile, work: Callable[[], object]) -> Stats:
-    """The pstats dict of one run, the collector off so that no finalizer runs in one profile
-    and not in the other."""
-    gc.collect()
-    gc.disable()
-    try:
-        profile.runcall(work)
-    finally:
-        gc.enable()
-    profile.create_stats()
-    return profile.stats
-
-
-def ours(key: Key) -> bool:
-    """Everything but the profilers' own entries (their disable methods, their files)."""
-    return "Profiler' objects>" not in key[2] and "cProfile" not in key[0]
-
-
-def counts(stats: Stats) -> dict[Key, tuple[int, int, dict[Key, tuple[int, int]]]]:
-    """(primitive, total, {caller: (calls, primitive calls)}) per function. The callers' tuples
-    come from cProfile's snapshot code, which puts the total first: kept as it is."""
-    return {
-        key: (cc, nc, {caller: v[:2] for caller, v in callers.items() if ours(caller)})
-        for key, (cc, nc, _tt, _ct, callers) in stats.items()
-        if ours(key)
-    }
-
-
-def both(hp: ModuleType, work: Callable[[], object]) -> tuple[Stats, Stats]:
-    work()  # once unprofiled: first-run imports and caches would show in one profile only
-    return profiled(cProfile.Profile(), work), profiled(hp.Profile(), work)
-
-
-def assert_same_counts(hp: ModuleType, work: Callable[[], object]) -> Stats:
-    theirs, mine = both(hp, work)
-    expected, got = counts(theirs), counts(mine)
-    assert set(got) == set(expected)
-    for key, value in expected.items():
-        assert got[key] == value, key
-    return mine
-
-
-def name_of(stats: Stats, name: str, file: Path = WORKLOADS) -> Key:
-    found = [k for k in stats if k[2] == name and k[0] == str(file)]
-    assert len(found) == 1, found
-    return found[0]
 
 
 def test_direct_and_mutual_recursion(hp: ModuleType) -> None:
@@ -249,22 +174,25 @@ def test_pstats_reads_and_sorts_it(hp: ModuleType, capsys: pytest.CaptureFixture
     assert "pyprof_workloads.py" in out and "(fib)" in out
 
 
-def test_only_the_enabling_thread_is_profiled(hp: ModuleType) -> None:
-    profile = hp.Profile()
+def test_the_comparison_lines_run_the_same_hook(hp: ModuleType) -> None:
+    """The benchmark's lines: inline aggregates in the hook, so its counts are cProfile's too;
+    empty does the producer's work into a buffer nobody reads; null only installs the hook."""
+    assert_same_counts(hp, wl.recursion, mode="inline")
+    seen = {}
+    for mode in ("null", "empty", "channel", "inline"):
+        profile = hp.Profile(mode=mode)
+        profile.runcall(wl.fib, 10)
+        profile.create_stats()
+        seen[mode] = (profile.mode, profile.events, bool(profile.stats))
+    assert seen["null"] == ("null", 0, False)
+    assert seen["empty"][0] == "empty" and seen["empty"][1] >= 2 * 177  # fib(10): 177 calls
+    assert seen["empty"][1:] == (seen["channel"][1], False)
+    assert seen["channel"][1:] == seen["inline"][1:] == (seen["empty"][1], True)
 
-    def other() -> None:
-        wl.is_odd(9)
-        with pytest.raises(RuntimeError, match="another thread"):
-            profile.enable()
 
-    with profile:
-        worker = threading.Thread(target=other)
-        worker.start()
-        worker.join()
-        wl.fib(4)
-    profile.create_stats()
-    assert any(k[2] == "fib" for k in profile.stats)
-    assert not any(k[2] == "is_odd" for k in profile.stats)
+def test_a_bad_mode_is_refused(hp: ModuleType) -> None:
+    with pytest.raises(ValueError, match="mode must be null, empty, channel or inline, not 'x'"):
+        hp.Profile(mode="x")
 
 
 SCRIPT = """

@@ -4,7 +4,9 @@ The interpreter (the producer) pushes a 16-byte event per call and return into a
 hspc-gen tuned for this machine when the package was built; a C++ thread (the consumer) computes
 what cProfile computes. The result is cProfile's: `pstats.Stats(profile)` reads it the same way.
 
-Only the thread that calls enable() is profiled, as with cProfile.
+Every Python thread is profiled, each through a channel and consumer of its own: enable()
+covers the threads running then and, through threading.setprofile, those started later. The
+threads' profiles are summed, as pstats.Stats.add would sum one cProfile per thread.
 """
 
 from __future__ import annotations

@@ -1,125 +1,114 @@
-// hspcprof._core: cProfile's deterministic profile with its work split in two. The interpreter
-// thread (the producer) only stamps each call and return and pushes it into a channel tuned for
-// this host by hspc-gen; a C++ thread (the consumer) computes the per-function totals and the
-// caller -> callee edges (aggregate.hpp). Names are resolved under the GIL when stats are taken.
+// hspcprof._core: cProfile's deterministic profile with its work split in two. Each profiled
+// thread's hook (the producer) only stamps each call and return and pushes it into a channel of
+// its own, tuned for this host by hspc-gen; a C++ thread per channel (the consumer) computes the
+// per-function totals and the caller -> callee edges (aggregate.hpp, session.hpp). Names are
+// resolved under the GIL when stats are taken, and the threads' profiles are summed then.
 //
-// One profiler profiles the thread that enabled it, as cProfile does: the channel has exactly
-// one producer, so enable() and disable() from any other thread are refused.
+// enable() installs the hook on every thread of the interpreter and, through
+// threading.setprofile, on each thread started later: every Python thread gets its own session,
+// so each channel has exactly one producer. disable() closes them all.
 
-#include "aggregate.hpp"
-#include "clock.hpp"
-#include "keyset.hpp"
-#include "names.hpp"
-#include "pyprof_channel.hpp"
+#include "stats.hpp"
+#include "threads.hpp"
 
-#include <algorithm>
 #include <cstdint>
-#include <exception>
-#include <memory>
-#include <thread>
-#include <vector>
+#include <cstring>
 
 namespace {
 
-using hspcprof::Aggregator;
-using hspcprof::Entry;
-using hspcprof::Event;
+using hspcprof::attach;
+using hspcprof::detach;
+using hspcprof::g_clock;
+using hspcprof::g_thread_type;
+using hspcprof::hook_for;
+using hspcprof::impl_of;
+using hspcprof::Mode;
+using hspcprof::Profiler;
+using hspcprof::ProfilerObject;
+using hspcprof::reap;
 using hspcprof::Ref;
-using hspcprof::Totals;
+using hspcprof::ThreadObject;
+using hspcprof::uninstall_hooks;
 
-hspcprof::Clock* g_clock = nullptr;
-
-struct Session {
-  pyprof::Channel<Event> channel;
-  std::thread consumer;
-};
-
-struct Profiler {
-  hspcprof::KeySet objects;  // key -> owned label: the code object, or a C function's name
-  Aggregator aggregate;      // the consumer's while a session runs, then the GIL holder's
-  std::unique_ptr<Session> session;
-  PyThreadState* owner = nullptr;  // the one thread whose events the channel carries
-  unsigned long long stalls = 0;
-  bool builtins = true;
-};
-
-struct ProfilerObject {
-  PyObject_HEAD Profiler* impl;
-};
-
-Profiler& impl_of(PyObject* self) { return *reinterpret_cast<ProfilerObject*>(self)->impl; }
-
-void remember(Profiler& p, PyCodeObject* code) {
-  if (p.objects.insert(reinterpret_cast<std::uintptr_t>(code), code)) Py_INCREF(code);
-}
-
-// A C function is named when first seen, as _lsprof does: holding the callable instead would
-// hold its __self__, and outliving its owner would move finalizers out of the profile. False if
-// no name can be made: the call then goes unrecorded, as in _lsprof when it lacks memory.
-bool remember(Profiler& p, const PyMethodDef* def, PyObject* fn) {
-  const auto key = reinterpret_cast<std::uintptr_t>(def);
-  if (p.objects.find(key) != nullptr) return true;
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  PyObject* name = hspcprof::user_object(fn);
-  PyErr_Clear();
-  PyErr_Restore(type, value, traceback);
-  if (name == nullptr) return false;
-  p.objects.insert(key, name);
+// threading.setprofile(self._thread_started), keeping what was there; or back to it.
+bool follow_new_threads(PyObject* self, Profiler& p) {
+  const Ref threading(PyImport_ImportModule("threading"));
+  if (!threading) return false;
+  Ref previous(PyObject_CallMethod(threading.get(), "getprofile", nullptr));
+  const Ref started(PyObject_GetAttrString(self, "_thread_started"));
+  if (!previous || !started) return false;
+  if (!Ref(PyObject_CallMethod(threading.get(), "setprofile", "O", started.get()))) return false;
+  p.previous_thread_hook = previous.release();
   return true;
 }
 
-void emit(Profiler& p, const void* key, hspcprof::Kind kind) {
-  p.session->channel.push(hspcprof::make_event(g_clock->now(), key, kind));
+bool stop_following_new_threads(Profiler& p) {
+  const Ref previous(p.previous_thread_hook);
+  p.previous_thread_hook = nullptr;
+  const Ref threading(PyImport_ImportModule("threading"));
+  return threading && Ref(PyObject_CallMethod(threading.get(), "setprofile", "O", previous.get()));
 }
 
-// The producer. A call takes a reference to its function the first time it is seen; a return
-// needs none, since the consumer ignores a return for a function it has no entry for.
-int profile_hook(PyObject* self, PyFrameObject* frame, int what, PyObject* arg) {
+// Every thread's session closes, the consumers drain and the profiles are summed.
+PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
-  switch (what) {
-    case PyTrace_CALL:
-    case PyTrace_RETURN: {
-      PyCodeObject* code = PyFrame_GetCode(frame);
-      if (what == PyTrace_CALL) remember(p, code);
-      emit(p, code, what == PyTrace_CALL ? hspcprof::kEnter : hspcprof::kLeave);
-      Py_DECREF(code);
-      break;
+  if (!p.enabled) Py_RETURN_NONE;
+  const std::int64_t now = g_clock->now();
+  p.enabled = false;
+  while (!p.threads.empty()) detach(*p.threads.back(), now);
+  const bool uninstalled = uninstall_hooks(p);
+  reap(p, true);
+  if (!stop_following_new_threads(p) || !uninstalled) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
+  Profiler& p = impl_of(self);
+  if (p.enabled) Py_RETURN_NONE;
+  if (!follow_new_threads(self, p)) return nullptr;
+  p.enabled = true;
+  PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
+  for (; ts != nullptr; ts = PyThreadState_Next(ts)) {
+    if (attach(self, ts) == nullptr) {
+      PyObject *type, *value, *traceback;
+      PyErr_Fetch(&type, &value, &traceback);
+      Ref(profiler_disable(self, nullptr));
+      PyErr_Restore(type, value, traceback);
+      return nullptr;
     }
-    case PyTrace_C_CALL:
-    case PyTrace_C_RETURN:
-    case PyTrace_C_EXCEPTION:
-      if (p.builtins && PyCFunction_Check(arg)) {
-        const PyMethodDef* def = reinterpret_cast<PyCFunctionObject*>(arg)->m_ml;
-        if (what == PyTrace_C_CALL && !remember(p, def, arg)) break;
-        emit(p, def, what == PyTrace_C_CALL ? hspcprof::kEnter : hspcprof::kLeave);
-      }
-      break;
-    default:
-      break;
   }
-  return 0;
+  Py_RETURN_NONE;
 }
 
-void consume(Session* s, Aggregator* aggregate) {
-  pyprof::pin_current_thread(pyprof::kTuning.consumer_cpu);
-  while (s->channel.consume([aggregate](const Event* events, std::size_t n) {
-    aggregate->apply(events, n);
-  }) != 0) {
-  }
+int what_of(PyObject* event) {
+  const char* name = PyUnicode_Check(event) ? PyUnicode_AsUTF8(event) : nullptr;
+  if (name == nullptr) return -1;
+  if (std::strcmp(name, "call") == 0) return PyTrace_CALL;
+  if (std::strcmp(name, "c_call") == 0) return PyTrace_C_CALL;
+  return -1;  // a return: with no call open in the new session, the profile ignores it
 }
 
-// The channel closes, the consumer drains it, and the calls still open end at `now`.
-void finish_session(Profiler& p, std::int64_t now) {
-  p.session->channel.close();
-  // The consumer never takes the GIL, but other Python threads may run meanwhile.
-  PyThreadState* saved = PyEval_SaveThread();
-  p.session->consumer.join();
-  PyEval_RestoreThread(saved);
-  p.stalls += p.session->channel.producer_waits();
-  p.aggregate.close_open_calls(now);
-  p.session.reset();
-  p.owner = nullptr;
+// threading's bootstrap installs this in each new thread (sys.setprofile): the thread gets its
+// session and the C hook, which takes over from here, starting with this very event.
+PyObject* profiler_thread_started(PyObject* self, PyObject* const* args, Py_ssize_t n) {
+  if (n != 3) {
+    PyErr_SetString(PyExc_TypeError, "_thread_started(frame, event, arg)");
+    return nullptr;
+  }
+  Profiler& p = impl_of(self);
+  if (!p.enabled) {
+    PyEval_SetProfile(nullptr, nullptr);
+    Py_RETURN_NONE;
+  }
+  reap(p, false);
+  ThreadObject* t = attach(self, PyThreadState_Get());
+  if (t == nullptr) return nullptr;
+  const int what = what_of(args[1]);
+  if (what >= 0 && PyFrame_Check(args[0])) {
+    hook_for(p.mode)(reinterpret_cast<PyObject*>(t), reinterpret_cast<PyFrameObject*>(args[0]),
+                     what, args[2]);
+  }
+  Py_RETURN_NONE;
 }
 
 void release_objects(Profiler& p) {
@@ -127,102 +116,56 @@ void release_objects(Profiler& p) {
   p.objects.clear();
 }
 
-bool refuse_other_thread(const Profiler& p) {
-  if (p.owner == nullptr || p.owner == PyThreadState_Get()) return false;
-  PyErr_SetString(PyExc_RuntimeError, "hspcprof: the profiler is enabled on another thread");
+bool refuse_while_enabled(const Profiler& p, const char* what) {
+  if (!p.enabled) return false;
+  PyErr_Format(PyExc_RuntimeError, "hspcprof: disable the profiler before %s", what);
   return true;
-}
-
-PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
-  Profiler& p = impl_of(self);
-  if (refuse_other_thread(p)) return nullptr;
-  if (!p.session) {
-    try {
-      p.session = std::make_unique<Session>();
-      p.session->consumer = std::thread(consume, p.session.get(), &p.aggregate);
-    } catch (const std::exception& e) {
-      p.session.reset();
-      PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start the consumer: %s", e.what());
-      return nullptr;
-    }
-    p.owner = PyThreadState_Get();
-  }
-  PyEval_SetProfile(profile_hook, self);
-  Py_RETURN_NONE;
-}
-
-PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
-  Profiler& p = impl_of(self);
-  if (!p.session) Py_RETURN_NONE;
-  if (refuse_other_thread(p)) return nullptr;
-  const std::int64_t now = g_clock->now();
-  PyEval_SetProfile(nullptr, nullptr);
-  finish_session(p, now);
-  Py_RETURN_NONE;
 }
 
 PyObject* profiler_clear(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
-  if (p.session) {
-    PyErr_SetString(PyExc_RuntimeError, "hspcprof: disable the profiler before clear()");
-    return nullptr;
-  }
-  p.aggregate.clear();
+  if (refuse_while_enabled(p, "clear()")) return nullptr;
+  p.merged.clear();
+  p.events = p.stalls = 0;
+  p.consumer_cpu = 0;
   release_objects(p);
   Py_RETURN_NONE;
 }
 
-// (label, callcount, reccallcount, totaltime, inlinetime): the fields of _lsprof's entries.
-// The label is the one object stored for the key: cProfile's snapshot code matches an edge to
-// its callee by the label's identity (id(code)), so entry and edges must share it.
-PyObject* totals_tuple(const Profiler& p, std::uintptr_t key, const Totals& t, double scale) {
-  PyObject* label = static_cast<PyObject*>(p.objects.find(key));
-  return Py_BuildValue("(Olldd)", label, t.calls, t.recursive_calls,
-                       static_cast<double>(t.total) * scale,
-                       static_cast<double>(t.inline_) * scale);
-}
-
-template <class Map>
-std::vector<std::uintptr_t> sorted_keys(const Map& map) {
-  std::vector<std::uintptr_t> keys;
-  keys.reserve(map.size());
-  for (const auto& kv : map) keys.push_back(kv.first);
-  std::sort(keys.begin(), keys.end());
-  return keys;
-}
-
-PyObject* entry_tuple(const Profiler& p, const Entry& e, double scale) {
-  const Ref callees(PyList_New(0));
-  if (!callees) return nullptr;
-  for (const std::uintptr_t key : sorted_keys(e.callees)) {
-    const Ref edge(totals_tuple(p, key, e.callees.at(key), scale));
-    if (!edge || PyList_Append(callees.get(), edge.get()) != 0) return nullptr;
-  }
-  const Ref head(totals_tuple(p, e.key, e, scale));
-  if (!head) return nullptr;
-  return Py_BuildValue("(OO)", head.get(), callees.get());
-}
-
-// Entries in ascending key order, as _lsprof's rotating tree enumerates them: when two
-// functions share a pstats label, the same one wins in both profilers.
 PyObject* profiler_getstats(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
-  if (p.session) {
-    PyErr_SetString(PyExc_RuntimeError, "hspcprof: disable the profiler before taking stats");
-    return nullptr;
-  }
-  const double scale = 1.0 / g_clock->ticks_per_second();
-  Ref list(PyList_New(0));
-  if (!list) return nullptr;
-  for (const std::uintptr_t key : sorted_keys(p.aggregate.entries())) {
-    const Ref entry(entry_tuple(p, p.aggregate.entries().at(key), scale));
-    if (!entry || PyList_Append(list.get(), entry.get()) != 0) return nullptr;
-  }
-  return list.release();
+  if (refuse_while_enabled(p, "taking stats")) return nullptr;
+  return hspcprof::stats_list(p.objects, p.merged, 1.0 / g_clock->ticks_per_second());
 }
 
 PyObject* profiler_stalls(PyObject* self, void* /*closure*/) {
   return PyLong_FromUnsignedLongLong(impl_of(self).stalls);
+}
+
+PyObject* profiler_events(PyObject* self, void* /*closure*/) {
+  return PyLong_FromUnsignedLongLong(impl_of(self).events);
+}
+
+PyObject* profiler_consumer_cpu(PyObject* self, void* /*closure*/) {
+  return PyFloat_FromDouble(impl_of(self).consumer_cpu);
+}
+
+constexpr const char* kModes[] = {"null", "empty", "channel", "inline"};
+
+PyObject* profiler_mode(PyObject* self, void* /*closure*/) {
+  return PyUnicode_FromString(kModes[static_cast<int>(impl_of(self).mode)]);
+}
+
+bool parse_mode(const char* name, Mode& mode) {
+  for (int i = 0; i < 4; ++i) {
+    if (std::strcmp(name, kModes[i]) == 0) {
+      mode = static_cast<Mode>(i);
+      return true;
+    }
+  }
+  PyErr_Format(PyExc_ValueError, "hspcprof: mode must be null, empty, channel or inline, not '%s'",
+               name);
+  return false;
 }
 
 PyObject* profiler_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwds*/) {
@@ -238,21 +181,26 @@ PyObject* profiler_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwds*
 }
 
 int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
-  static const char* keywords[] = {"builtins", nullptr};
+  static const char* keywords[] = {"builtins", "mode", nullptr};
   int builtins = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$p", const_cast<char**>(keywords), &builtins)) {
+  const char* mode = "channel";
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$ps", const_cast<char**>(keywords), &builtins,
+                                   &mode)) {
     return -1;
   }
-  impl_of(self).builtins = builtins != 0;
-  return 0;
+  Profiler& p = impl_of(self);
+  if (refuse_while_enabled(p, "changing its mode")) return -1;
+  p.builtins = builtins != 0;
+  return parse_mode(mode, p.mode) ? 0 : -1;
 }
 
-// The hook holds a reference to the profiler while it is installed, so no session is left here
-// unless enable() failed half-way; the consumer is stopped all the same.
+// Each hook holds a reference to the profiler, so every session is closed by now; the last
+// consumers may still be draining.
 void profiler_dealloc(PyObject* self) {
   Profiler* p = reinterpret_cast<ProfilerObject*>(self)->impl;
   if (p != nullptr) {
-    if (p->session) finish_session(*p, g_clock->now());
+    reap(*p, true);
+    Py_CLEAR(p->previous_thread_hook);
     release_objects(*p);
     delete p;
   }
@@ -262,18 +210,26 @@ void profiler_dealloc(PyObject* self) {
 }
 
 PyMethodDef profiler_methods[] = {
-    {"enable", profiler_enable, METH_NOARGS, "Start profiling the calling thread."},
+    {"enable", profiler_enable, METH_NOARGS,
+     "Start profiling every thread, and each thread started from now on."},
     {"disable", profiler_disable, METH_NOARGS,
      "Stop profiling; returns once every event is counted."},
     {"clear", profiler_clear, METH_NOARGS, "Forget every count and release the functions."},
     {"_getstats", profiler_getstats, METH_NOARGS,
      "[((label, calls, reccalls, totaltime, inlinetime), [callee tuples])] by key."},
+    {"_thread_started",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(profiler_thread_started)),
+     METH_FASTCALL, "threading.setprofile's hook: profiles the new thread."},
     {nullptr, nullptr, 0, nullptr},
 };
 
 PyGetSetDef profiler_getset[] = {
     {"stalls", profiler_stalls, nullptr,
-     "How often the interpreter waited for the consumer (a full channel).", nullptr},
+     "How often the interpreter waited for a consumer (a full channel).", nullptr},
+    {"events", profiler_events, nullptr, "Events the hooks produced, every thread.", nullptr},
+    {"consumer_cpu", profiler_consumer_cpu, nullptr,
+     "CPU seconds the consumer threads took (mode channel).", nullptr},
+    {"mode", profiler_mode, nullptr, "null, empty, channel or inline.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
@@ -283,8 +239,29 @@ PyType_Slot profiler_slots[] = {
     {Py_tp_dealloc, reinterpret_cast<void*>(profiler_dealloc)},
     {Py_tp_methods, profiler_methods},
     {Py_tp_getset, profiler_getset},
-    {Py_tp_doc, const_cast<char*>("Profiler(*, builtins=True): a cProfile-compatible core.")},
+    {Py_tp_doc, const_cast<char*>("Profiler(*, builtins=True, mode='channel'): "
+                                  "a cProfile-compatible core.")},
     {0, nullptr},
+};
+
+void thread_dealloc(PyObject* obj) {
+  auto* t = reinterpret_cast<ThreadObject*>(obj);
+  detach(*t, g_clock->now());
+  PyObject* profiler = t->profiler;
+  PyTypeObject* type = Py_TYPE(obj);
+  PyObject_Free(obj);
+  Py_DECREF(type);
+  Py_DECREF(profiler);
+}
+
+PyType_Slot thread_slots[] = {
+    {Py_tp_dealloc, reinterpret_cast<void*>(thread_dealloc)},
+    {Py_tp_doc, const_cast<char*>("One profiled thread's hook (internal).")},
+    {0, nullptr},
+};
+
+PyType_Spec thread_spec = {
+    "hspcprof._core._Thread", sizeof(ThreadObject), 0, Py_TPFLAGS_DEFAULT, thread_slots,
 };
 
 PyType_Spec profiler_spec = {
@@ -335,6 +312,8 @@ PyMODINIT_FUNC PyInit__core() {
   g_clock = &clock;
   Ref module(PyModule_Create(&module_def));
   if (!module) return nullptr;
+  g_thread_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&thread_spec));
+  if (g_thread_type == nullptr) return nullptr;
   PyObject* type = PyType_FromSpec(&profiler_spec);
   if (type == nullptr || PyModule_AddObject(module.get(), "Profiler", type) != 0) {
     Py_XDECREF(type);

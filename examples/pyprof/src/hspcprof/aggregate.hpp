@@ -66,6 +66,16 @@ class Aggregator {
     entries_.clear();
   }
 
+  // Adds another thread's finished profile, as pstats.Stats.add sums one profile into another.
+  void absorb(const Aggregator& other) {
+    for (const auto& [key, theirs] : other.entries_) {
+      Entry& mine = entries_[key];
+      mine.key = key;
+      add(mine, theirs);
+      for (const auto& [callee, edge] : theirs.callees) add(mine.callees[callee], edge);
+    }
+  }
+
   bool idle() const noexcept { return stack_.empty(); }
   const std::unordered_map<std::uintptr_t, Entry>& entries() const noexcept { return entries_; }
 
@@ -126,6 +136,13 @@ class Aggregator {
   static Totals* find_edge(Entry& caller, std::uintptr_t key) {
     const auto found = caller.callees.find(key);
     return found == caller.callees.end() ? nullptr : &found->second;
+  }
+
+  static void add(Totals& into, const Totals& t) {
+    into.total += t.total;
+    into.inline_ += t.inline_;
+    into.calls += t.calls;
+    into.recursive_calls += t.recursive_calls;
   }
 
   static void charge(Totals& t, std::int64_t total, std::int64_t inline_) {

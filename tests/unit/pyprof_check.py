@@ -1,0 +1,107 @@
+"""What the profiler tests share (a pytest plugin, see tests/conftest.py): the example built once
+per session as a user installs it (pip, meson-python, hspc-gen vendoring the header with
+--effort estimate: no measuring), and the oracle, cProfile itself: call counts must be equal
+exactly, per function and per caller -> callee edge, primitive and total."""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import os
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+import pyprof_workloads as wl
+import pytest
+
+if TYPE_CHECKING:
+    import hspcprof
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(sysconfig.get_path("scripts"))
+ENV = {**os.environ, "PATH": f"{SCRIPTS}{os.pathsep}{os.environ['PATH']}"}
+WORKLOADS = Path(wl.__file__).resolve()
+
+Key = tuple[str, int, str]
+Stats = dict[Key, tuple[Any, ...]]
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package as pip installs it, into a folder of its own (never the .venv)."""
+    root = tmp_path_factory.mktemp("hspcprof")
+    pip = [sys.executable, "-m", "pip", "install", "--no-build-isolation", "--no-deps", "-q"]
+    where = ["--target", str(root / "site"), f"-Cbuild-dir={root / 'build'}"]
+    done = subprocess.run(
+        [*pip, *where, str(REPO / "examples" / "pyprof")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return root
+
+
+@pytest.fixture(scope="session")
+def hp(installed: Path) -> Iterator[ModuleType]:
+    sys.path.insert(0, str(installed / "site"))
+    import hspcprof  # noqa: PLC0415 - importable only once built
+
+    yield hspcprof
+    sys.path.remove(str(installed / "site"))
+
+
+def profiled(profile: cProfile.Profile | hspcprof.Profile, work: Callable[[], object]) -> Stats:
+    """The pstats dict of one run, the collector off so that no finalizer runs in one profile
+    and not in the other."""
+    gc.collect()
+    gc.disable()
+    try:
+        profile.runcall(work)
+    finally:
+        gc.enable()
+    profile.create_stats()
+    return profile.stats
+
+
+def ours(key: Key) -> bool:
+    """Everything but the profilers' own entries (their disable methods, their files)."""
+    return "Profiler' objects>" not in key[2] and "cProfile" not in key[0]
+
+
+def counts(stats: Stats) -> dict[Key, tuple[int, int, dict[Key, tuple[int, int]]]]:
+    """(primitive, total, {caller: (calls, primitive calls)}) per function. The callers' tuples
+    come from cProfile's snapshot code, which puts the total first: kept as it is."""
+    return {
+        key: (cc, nc, {caller: v[:2] for caller, v in callers.items() if ours(caller)})
+        for key, (cc, nc, _tt, _ct, callers) in stats.items()
+        if ours(key)
+    }
+
+
+def both(hp: ModuleType, work: Callable[[], object], **options: Any) -> tuple[Stats, Stats]:
+    work()  # once unprofiled: first-run imports and caches would show in one profile only
+    return profiled(cProfile.Profile(), work), profiled(hp.Profile(**options), work)
+
+
+def assert_same_counts(hp: ModuleType, work: Callable[[], object], **options: Any) -> Stats:
+    """Profiles work with cProfile and with hspcprof.Profile(**options): the same counts."""
+    theirs, mine = both(hp, work, **options)
+    expected, got = counts(theirs), counts(mine)
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        assert got[key] == value, key
+    return mine
+
+
+def name_of(stats: Stats, name: str, file: Path = WORKLOADS) -> Key:
+    found = [k for k in stats if k[2] == name and k[0] == str(file)]
+    assert len(found) == 1, found
+    return found[0]

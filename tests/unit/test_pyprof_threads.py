@@ -1,0 +1,94 @@
+"""hspcprof profiles every Python thread, each with its own channel and consumer: the threads'
+profiles add up to what cProfile gives when each thread runs under a cProfile of its own."""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import threading
+from collections.abc import Callable
+from types import ModuleType
+
+import pyprof_workloads as wl
+import pytest
+from pyprof_check import WORKLOADS, Stats, counts, name_of, profiled
+
+pytestmark = pytest.mark.slow
+
+JOBS: list[Callable[[], object]] = [wl.recursion, wl.generators, wl.exceptions, wl.builtins]
+
+
+def in_threads(wrap: Callable[[Callable[[], object]], Callable[[], object]]) -> None:
+    """Each job in a thread of its own, started and joined here, and fib in this thread."""
+    workers = [threading.Thread(target=wrap(job)) for job in JOBS]
+    for worker in workers:
+        worker.start()
+    wl.fib(12)
+    for worker in workers:
+        worker.join()
+
+
+def workload_counts(stats: Stats) -> dict[object, object]:
+    """The workloads' own functions and edges among them (threading's machinery left out: each
+    profiler sees a thread start differently)."""
+    mine = {k: v for k, v in counts(stats).items() if k[0] == str(WORKLOADS)}
+    return {
+        k: (cc, nc, {c: e for c, e in callers.items() if c in mine})
+        for k, (cc, nc, callers) in mine.items()
+    }
+
+
+def cprofile_per_thread() -> Stats:
+    profiles: list[cProfile.Profile] = []
+
+    def wrap(job: Callable[[], object]) -> Callable[[], object]:
+        profile = cProfile.Profile()
+        profiles.append(profile)
+        return lambda: profile.runcall(job)
+
+    main = cProfile.Profile()
+    main.runcall(in_threads, wrap)
+    total = pstats.Stats(main)
+    for profile in profiles:
+        total.add(profile)
+    return total.stats  # type: ignore[attr-defined, no-any-return]
+
+
+def test_threads_started_while_profiling_add_up_to_cprofile_per_thread(hp: ModuleType) -> None:
+    in_threads(lambda job: job)  # once unprofiled: first-run imports and caches
+    expected = workload_counts(cprofile_per_thread())
+    profile = hp.Profile()
+    got = workload_counts(profiled(profile, lambda: in_threads(lambda job: job)))
+    assert got == expected
+    assert profile.events > 0 and profile.consumer_cpu > 0
+
+
+def test_a_thread_running_before_enable_is_profiled_from_then_on(hp: ModuleType) -> None:
+    go, done = threading.Event(), threading.Event()
+
+    def waiting() -> None:
+        go.wait()
+        wl.fib(10)
+        done.set()
+
+    worker = threading.Thread(target=waiting)
+    worker.start()
+    profile = hp.Profile()
+    with profile:
+        go.set()
+        done.wait()
+        worker.join()
+    profile.create_stats()
+    assert profile.stats[name_of(profile.stats, "fib")][:2] == (1, 177)
+
+
+def test_disable_from_another_thread_stops_every_thread(hp: ModuleType) -> None:
+    profile = hp.Profile()
+    profile.enable()
+    stopper = threading.Thread(target=profile.disable)
+    stopper.start()
+    stopper.join()
+    wl.fib(6)  # after disable: not in the profile
+    profile.create_stats()
+    assert not any(k[2] == "fib" for k in profile.stats)
+    assert threading.getprofile() is None
