@@ -1,0 +1,91 @@
+"""Issue 13's benchmark (examples/pyprof/bench): the real harness in a smoke run (--fast, the
+workloads' smoke size, a few lines) writes the pyperf JSON and the counters the report reads, and
+the report prints a row for every line measured; every workload and every line runs here too.
+Durations are never asserted: the harness times, this only checks it does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import bench_lines
+import bench_workloads
+import pyperf
+import pytest
+from pyprof_check import ENV, REPO
+
+pytestmark = pytest.mark.slow
+
+BENCH = REPO / "examples" / "pyprof" / "bench"
+SMOKE_LINES = ["none", "hspcprof-channel", "cprofile"]
+
+
+def run(
+    script: str, *argv: str | Path, site: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**ENV, "PYTHONPATH": str(site)} if site else ENV
+    words = [sys.executable, str(BENCH / script), *map(str, argv)]
+    return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=120)
+
+
+def test_every_workload_runs_at_its_smoke_size() -> None:
+    for workload in bench_workloads.WORKLOADS.values():
+        work = workload.prepare("smoke")
+        work()
+
+
+def test_every_line_profiles_a_run(hp: ModuleType) -> None:
+    """Each line in this process, as a worker runs it: start, work, finish, then its counts."""
+    work = bench_workloads.WORKLOADS["fib"].prepare("smoke")
+    for name, make in bench_lines.LINES.items():
+        line = make()
+        line.start()
+        work()
+        line.finish()
+        line.close()
+        counts = line.counts()
+        if name in ("hspcprof-empty", "hspcprof-channel", "hspcprof-inline"):
+            assert counts.events and counts.events >= 2 * 1973, name  # fib(15): 1973 calls
+            assert counts.stalls is not None and counts.consumer_cpu is not None
+        else:
+            assert not counts.events, name
+
+
+def test_a_smoke_run_writes_every_benchmark_and_the_report_prints_every_line(
+    installed: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "bench.json"
+    lines = ",".join(SMOKE_LINES)
+    options = ["--fast", "--size", "smoke", "--workloads", "fib", "--lines", lines]
+    done = run(
+        "bench_profilers.py", "-o", out, *options, "--min-time", "0.01", site=installed / "site"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    suite = pyperf.BenchmarkSuite.load(str(out))
+    assert sorted(suite.get_benchmark_names()) == sorted(f"fib/{line}" for line in SMOKE_LINES)
+    for bench in suite.get_benchmarks():
+        rounds = {run.get_metadata()["round"] for run in bench.get_runs() if run.values}
+        assert rounds == {1, 2}, bench.get_name()
+    written = out.with_suffix(".counters.jsonl").read_text(encoding="utf-8")
+    counters = [json.loads(text) for text in written.splitlines()]
+    taken = [c for c in counters if not c["warmup"]]
+    assert sorted({c["benchmark"] for c in taken}) == sorted(suite.get_benchmark_names())
+    assert all(c["events"] > 0 for c in taken if c["benchmark"] == "fib/hspcprof-channel")
+
+    report = run("bench_report.py", out)
+    assert report.returncode == 0, report.stderr
+    rows = [row for row in report.stdout.splitlines() if row.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [f"| {line}" for line in SMOKE_LINES]
+    assert "## fib" in report.stdout and "Paired over 2 round(s)" in report.stdout
+
+
+def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
+    done = run("bench_profilers.py", "-o", tmp_path / "x.json", "--lines", "none,gprof")
+    assert done.returncode == 2 and "unknown line gprof" in done.stderr
+    (tmp_path / "old.json").write_text("{}", encoding="utf-8")
+    done = run("bench_profilers.py", "-o", tmp_path / "old.json")
+    assert done.returncode == 2 and "exists already" in done.stderr
+    assert not (tmp_path / "old.counters.jsonl").exists()
