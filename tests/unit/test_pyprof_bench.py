@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -37,6 +39,21 @@ def test_every_workload_runs_at_its_smoke_size() -> None:
         work()
 
 
+@pytest.fixture
+def hooks_restored() -> Iterator[None]:
+    """VizTracer's tracer (on 3.11) sets threading.setprofile when it is made and unsets it only
+    when it is freed: the process-wide tracer the line keeps is freed here, and both hooks are
+    left as they were found, for the tests that follow."""
+    before = sys.getprofile(), threading.getprofile()
+    try:
+        yield
+    finally:
+        bench_lines._tracers.clear()
+        sys.setprofile(before[0])
+        threading.setprofile(before[1])
+
+
+@pytest.mark.usefixtures("hooks_restored")
 def test_every_line_profiles_a_run(hp: ModuleType) -> None:
     """Each line in this process, as a worker runs it: start, work, finish, then its counts."""
     work = bench_workloads.WORKLOADS["fib"].prepare("smoke")
