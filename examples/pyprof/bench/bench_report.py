@@ -54,10 +54,10 @@ COLUMNS = (
 Rounds = dict[int, list[float]]  # a benchmark's values by round
 
 
-def load_values(path: Path) -> dict[str, Rounds]:
+def load_values(suite: Any) -> dict[str, Rounds]:
     """Every benchmark's values (warmups left out), by the round that took them."""
     found: dict[str, Rounds] = {}
-    for bench in pyperf.BenchmarkSuite.load(str(path)).get_benchmarks():
+    for bench in suite.get_benchmarks():
         rounds: Rounds = defaultdict(list)
         for run in bench.get_runs():
             if run.values:
@@ -201,19 +201,28 @@ def markdown(rows: list[list[str]]) -> list[str]:
     return [head, rule, *("| " + " | ".join(row) + " |" for row in rows)]
 
 
+def context(suite: Any) -> list[str]:
+    """What the values were taken on: pyperf's metadata, and hspcprof's channel if measured."""
+    found: dict[str, Any] = {}
+    for bench in suite.get_benchmarks():
+        found |= {k: v for k, v in bench.get_metadata().items() if k not in found}
+    words = [f"{found.get(k, '?')}" for k in ("python_implementation", "python_version")]
+    out = [f"Python {' '.join(words)} on {found.get('cpu_model_name', '?')}"]
+    out[0] += f" ({found.get('cpu_count', '?')} CPUs), {found.get('size', '?')} size."
+    if "hspcprof_channel" in found:
+        out.append(f"hspcprof's channel: `{found['hspcprof_channel']}`.")
+    return out
+
+
 def report(path: Path, counters_file: Path, seed: int) -> list[str]:
-    values = load_values(path)
+    suite = pyperf.BenchmarkSuite.load(str(path))
+    values = load_values(suite)
     counters = load_counters(counters_file)
     names = {name.split("/", 1)[0] for name in values}
-    out = [f"# Profilers side by side ({path.name})", ""]
-    for workload in [w for w in WORKLOADS if w in names] + sorted(names - set(WORKLOADS)):
+    out = [f"# Profilers side by side ({path.name})", "", *context(suite), ""]
+    for workload in (w for w in WORKLOADS if w in names):
         rows, rounds = workload_rows(workload, values, counters, seed)
-        out += [
-            f"## {workload}: {WORKLOADS[workload].what}"
-            if workload in WORKLOADS
-            else f"## {workload}",
-            "",
-        ]
+        out += [f"## {workload}: {WORKLOADS[workload].what}", ""]
         out += [f"Paired over {rounds} round(s); time: the median value of a run.", ""]
         out += [*markdown(rows), ""]
     return out
