@@ -88,7 +88,10 @@ def counts(stats: Stats) -> dict[Key, tuple[int, int, dict[Key, tuple[int, int]]
 
 def both(hp: ModuleType, work: Callable[[], object], **options: Any) -> tuple[Stats, Stats]:
     work()  # once unprofiled: first-run imports and caches would show in one profile only
-    return profiled(cProfile.Profile(), work), profiled(hp.Profile(**options), work)
+    builtins = options.get("builtins", True)
+    return profiled(cProfile.Profile(builtins=builtins), work), profiled(
+        hp.Profile(**options), work
+    )
 
 
 def assert_same_counts(hp: ModuleType, work: Callable[[], object], **options: Any) -> Stats:

@@ -130,9 +130,11 @@ def runctx(
     locals: dict[str, Any] | None,
     filename: str | None = None,
     sort: str | int = -1,
+    *,
+    builtins: bool = True,
 ) -> None:
     """`cProfile.runctx`: as run(), in the namespaces given."""
-    profile = Profile()
+    profile = Profile(builtins=builtins)
     try:
         profile.runctx(statement, globals, locals)
     finally:

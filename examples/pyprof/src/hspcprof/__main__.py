@@ -27,6 +27,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         choices=sorted(pstats.Stats.sort_arg_dict_default),
         help="sort order of the printed stats (pstats' keys); default: standard name",
     )
+    parser.add_argument(
+        "--no-builtins",
+        dest="builtins",
+        action="store_false",
+        help="Python functions only, as cProfile.Profile(builtins=False): the fast producer",
+    )
     parser.add_argument("-m", dest="module", action="store_true", help="profile a library module")
     parser.add_argument("target", help="the script (or with -m, the module) to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
@@ -57,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     outfile = None if options.outfile is None else str(Path(options.outfile).resolve())
     code, globs = program(options)
     try:
-        runctx(code, globs, None, outfile, options.sort)
+        runctx(code, globs, None, outfile, options.sort, builtins=options.builtins)
     except BrokenPipeError as exc:
         # No "Exception ignored" at interpreter shutdown, as cProfile does.
         sys.stdout = None

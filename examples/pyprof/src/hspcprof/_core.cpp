@@ -8,6 +8,7 @@
 // threading.setprofile, on each thread started later: every Python thread gets its own session,
 // so each channel has exactly one producer. disable() closes them all.
 
+#include "frames.hpp"
 #include "stats.hpp"
 #include "threads.hpp"
 
@@ -55,6 +56,11 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
   if (!p.enabled) Py_RETURN_NONE;
   const std::int64_t now = g_clock->now();
   p.enabled = false;
+  if (p.frames) {
+    hspcprof::frames::disable(p, now);
+    reap(p, true);
+    Py_RETURN_NONE;
+  }
   while (!p.threads.empty()) detach(*p.threads.back(), now);
   const bool uninstalled = uninstall_hooks(p);
   reap(p, true);
@@ -65,6 +71,12 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
 PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
   if (p.enabled) Py_RETURN_NONE;
+  p.frames = !p.builtins && hspcprof::frames::available();
+  if (p.frames) {
+    p.enabled = true;
+    hspcprof::frames::enable(p);
+    Py_RETURN_NONE;
+  }
   if (!follow_new_threads(self, p)) return nullptr;
   p.enabled = true;
   PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
@@ -152,6 +164,10 @@ PyObject* profiler_consumer_cpu(PyObject* self, void* /*closure*/) {
 
 constexpr const char* kModes[] = {"null", "empty", "channel", "inline"};
 
+PyObject* profiler_producer(PyObject* self, void* /*closure*/) {
+  return PyUnicode_FromString(impl_of(self).frames ? "frames" : "setprofile");
+}
+
 PyObject* profiler_mode(PyObject* self, void* /*closure*/) {
   return PyUnicode_FromString(kModes[static_cast<int>(impl_of(self).mode)]);
 }
@@ -230,6 +246,10 @@ PyGetSetDef profiler_getset[] = {
     {"consumer_cpu", profiler_consumer_cpu, nullptr,
      "CPU seconds the consumer threads took (mode channel).", nullptr},
     {"mode", profiler_mode, nullptr, "null, empty, channel or inline.", nullptr},
+    {"producer", profiler_producer, nullptr,
+     "What feeds the channels: 'frames' (builtins=False on CPython 3.11: the frame evaluation "
+     "function) or 'setprofile' (a profile hook per thread).",
+     nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 

@@ -33,6 +33,7 @@ struct Profiler {
   Mode mode = Mode::kChannel;
   bool builtins = true;
   bool enabled = false;
+  bool frames = false;  // the producer is the frame evaluation function (frames.hpp)
   unsigned long long events = 0;
   unsigned long long stalls = 0;
   double consumer_cpu = 0;
@@ -133,6 +134,13 @@ inline void detach(ThreadObject& t, std::int64_t now) {
   threads.erase(std::find(threads.begin(), threads.end(), &t));
 }
 
+// Every open session ends at `now` (the frame producer's: its sessions have no ThreadObject).
+inline void close_sessions(Profiler& p, std::int64_t now) {
+  for (auto& s : p.sessions) {
+    if (!s->closed()) s->close(now);
+  }
+}
+
 // Folds the closed sessions into the profile: every one (waiting for its consumer, which never
 // takes the GIL, so holding it is safe and keeps other threads out of the session list), or only
 // those whose consumer has drained already.
@@ -150,6 +158,18 @@ inline void reap(Profiler& p, bool wait) {
   sessions.erase(std::remove_if(sessions.begin(), sessions.end(), done), sessions.end());
 }
 
+// A new session, owned by the profiler; null with an exception set if its consumer won't start.
+inline Session* open_session(Profiler& p) {
+  try {
+    p.threads.reserve(p.threads.size() + 1);
+    p.sessions.push_back(std::make_unique<Session>(p.mode));
+  } catch (const std::exception& e) {
+    PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start a consumer: %s", e.what());
+    return nullptr;
+  }
+  return p.sessions.back().get();
+}
+
 // Installs the hook on `ts` with a session of its own; the thread state owns the hook's object.
 inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
   Profiler& p = impl_of(self);
@@ -158,15 +178,11 @@ inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
   t->impl = &p;
   t->session = nullptr;
   t->profiler = Py_NewRef(self);
-  try {
-    p.threads.reserve(p.threads.size() + 1);
-    p.sessions.push_back(std::make_unique<Session>(p.mode));
-  } catch (const std::exception& e) {
+  t->session = open_session(p);
+  if (t->session == nullptr) {
     Py_DECREF(t);
-    PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start a consumer: %s", e.what());
     return nullptr;
   }
-  t->session = p.sessions.back().get();
   p.threads.push_back(t);
   const int failed = _PyEval_SetProfile(ts, hook_for(p.mode), reinterpret_cast<PyObject*>(t));
   Py_DECREF(t);
