@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 
 BENCH = REPO / "examples" / "pyprof" / "bench"
 SMOKE_LINES = ["none", "hspcprof-channel", "cprofile"]
+PRODUCER = {True: "setprofile", False: "frames"}  # hspcprof's, with and without C functions
 
 
 def run(
@@ -54,11 +55,12 @@ def hooks_restored() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("hooks_restored")
-def test_every_line_profiles_a_run(hp: ModuleType) -> None:
+@pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
+def test_every_line_profiles_a_run(hp: ModuleType, builtins: bool) -> None:
     """Each line in this process, as a worker runs it: start, work, finish, then its counts."""
     work = bench_workloads.WORKLOADS["fib"].prepare("smoke")
     for name, make in bench_lines.LINES.items():
-        line = make()
+        line = make(builtins)
         line.start()
         work()
         line.finish()
@@ -67,16 +69,19 @@ def test_every_line_profiles_a_run(hp: ModuleType) -> None:
         if name in ("hspcprof-empty", "hspcprof-channel", "hspcprof-inline"):
             assert counts.events and counts.events >= 2 * 1973, name  # fib(15): 1973 calls
             assert counts.stalls is not None and counts.consumer_cpu is not None
+            assert counts.producer == PRODUCER[builtins]
         else:
             assert not counts.events, name
 
 
+@pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
 def test_a_smoke_run_writes_every_benchmark_and_the_report_prints_every_line(
-    installed: Path, tmp_path: Path
+    installed: Path, tmp_path: Path, builtins: bool
 ) -> None:
     out = tmp_path / "bench.json"
     lines = ",".join(SMOKE_LINES)
     options = ["--fast", "--size", "smoke", "--workloads", "fib", "--lines", lines]
+    options += [] if builtins else ["--no-builtins"]
     done = run(
         "bench_profilers.py", "-o", out, *options, "--min-time", "0.01", site=installed / "site"
     )
@@ -95,8 +100,11 @@ def test_a_smoke_run_writes_every_benchmark_and_the_report_prints_every_line(
     report = run("bench_report.py", out)
     assert report.returncode == 0, report.stderr
     rows = [row for row in report.stdout.splitlines() if row.startswith("| ")]
-    assert [row.split(" | ")[0] for row in rows[1:]] == [f"| {line}" for line in SMOKE_LINES]
+    labels = [f"| {line}" for line in SMOKE_LINES]
+    labels[1] += f" ({PRODUCER[builtins]})"
+    assert [row.split(" | ")[0] for row in rows[1:]] == labels
     assert "## fib" in report.stdout and "Paired over 2 round(s)" in report.stdout
+    assert f"C functions {'profiled' if builtins else 'not profiled'}" in report.stdout
 
 
 def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:

@@ -12,8 +12,11 @@ What finish() includes, per line:
 - viztracer: `stop()`; its ring buffer is kept in memory, never parsed nor saved to disk (the
   buffer is cleared after the timed part).
 - pyinstrument: `stop()`, which builds its session (a statistical profiler, 1 ms interval).
-Every deterministic line records C functions too, as cProfile does by default: yappi runs with
-`builtins=True` (its default is False); VizTracer and hspcprof record them by default."""
+With `builtins` (the default), every deterministic line records C functions too, as cProfile
+does by default: yappi runs with `builtins=True` (its default is False); VizTracer and hspcprof
+record them by default. Without, none does (cProfile and yappi `builtins=False`, VizTracer
+`ignore_c_function=True`), and hspcprof takes its fast producer, the frame evaluation function
+(`producer` says which ran); pyinstrument samples either way."""
 
 from __future__ import annotations
 
@@ -30,10 +33,15 @@ class Counts:
     events: int | None = None
     stalls: int | None = None
     consumer_cpu: float | None = None
+    producer: str | None = None
 
 
 class Line:
-    """One run of a line: start(), the work, finish() are timed; counts() and close() are not."""
+    """One run of a line: start(), the work, finish() are timed; counts() and close() are not.
+    A line is made with `builtins`: whether C functions are profiled."""
+
+    def __init__(self, builtins: bool = True) -> None:
+        self.builtins = builtins
 
     def start(self) -> None:
         pass
@@ -49,10 +57,10 @@ class Line:
 
 
 class Hspcprof(Line):
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, builtins: bool = True) -> None:
         import hspcprof  # noqa: PLC0415 - only the hspcprof lines need the extension
 
-        self.profile = hspcprof.Profile(mode=mode)
+        self.profile = hspcprof.Profile(builtins=builtins, mode=mode)
 
     def start(self) -> None:
         self.profile.enable()
@@ -62,14 +70,14 @@ class Hspcprof(Line):
 
     def counts(self) -> Counts:
         p = self.profile
-        return Counts(events=p.events, stalls=p.stalls, consumer_cpu=p.consumer_cpu)
+        return Counts(p.events, p.stalls, p.consumer_cpu, p.producer)
 
 
 class CProfile(Line):
-    def __init__(self) -> None:
+    def __init__(self, builtins: bool = True) -> None:
         import cProfile  # noqa: PLC0415 - imported by its own line only, as the others
 
-        self.profile = cProfile.Profile()
+        self.profile = cProfile.Profile(builtins=builtins)
 
     def start(self) -> None:
         self.profile.enable()
@@ -79,15 +87,16 @@ class CProfile(Line):
 
 
 class Yappi(Line):
-    def __init__(self) -> None:
+    def __init__(self, builtins: bool = True) -> None:
         import yappi  # noqa: PLC0415 - its own line only
 
+        super().__init__(builtins)
         self.yappi = yappi
         yappi.set_clock_type("wall")
         self.stats: object = None
 
     def start(self) -> None:
-        self.yappi.start(builtins=True)
+        self.yappi.start(builtins=self.builtins)
 
     def finish(self) -> None:
         self.yappi.stop()
@@ -102,13 +111,14 @@ _tracers: list[Any] = []
 
 class VizTracer(Line):
     """One tracer a process: its ring buffer (a million entries) is allocated once, as a user's
-    would be, and cleared between runs."""
+    would be, and cleared between runs. (A worker runs one line, so one `builtins`.)"""
 
-    def __init__(self) -> None:
+    def __init__(self, builtins: bool = True) -> None:
         if not _tracers:
             from viztracer import VizTracer as Tracer  # noqa: PLC0415
 
-            _tracers.append(Tracer(verbose=0, register_global=False))
+            tracer = Tracer(verbose=0, register_global=False, ignore_c_function=not builtins)
+            _tracers.append(tracer)
         self.tracer = _tracers[0]
 
     def start(self) -> None:
@@ -122,7 +132,7 @@ class VizTracer(Line):
 
 
 class Pyinstrument(Line):
-    def __init__(self) -> None:
+    def __init__(self, builtins: bool = True) -> None:  # a sampler: it sees C functions anyway
         from pyinstrument import Profiler  # noqa: PLC0415 - its own line only
 
         self.profiler = Profiler()
@@ -139,7 +149,7 @@ HSPCPROF_MODES = ("null", "empty", "channel", "inline")
 
 # In the report's order: the floor, hspcprof from its tracing floor up to its upper bound, then
 # the profilers people use.
-LINES: dict[str, Callable[[], Line]] = {
+LINES: dict[str, Callable[[bool], Line]] = {
     "none": Line,
     **{f"hspcprof-{mode}": partial(Hspcprof, mode) for mode in HSPCPROF_MODES},
     "cprofile": CProfile,

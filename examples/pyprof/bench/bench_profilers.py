@@ -4,7 +4,8 @@ pyperf: worker processes, its calibration of loops, its warmups and values. One 
 a pair, named `<workload>/<line>`, all in one JSON file.
 
     python bench_profilers.py -o bench.json [--rounds 10] [--processes 2] [--fast]
-        [--workloads fib,go] [--lines none,cprofile] [--size full|smoke] [pyperf options]
+        [--workloads fib,go] [--lines none,cprofile] [--size full|smoke] [--no-builtins]
+        [pyperf options]
 
 Interleaving: the command runs `--rounds` rounds; each round is one pyperf run (this script
 again, with --round) over every pair, workloads in a fresh seeded random order and each
@@ -20,8 +21,8 @@ loops, and the sums over those loops of wall time, the interpreter thread's CPU 
 (time.thread_time), the CPU time of the process's other threads (time.process_time less the
 former: hspcprof's consumer, any profiler's helper), the interpreter thread's involuntary
 context switches (getrusage RUSAGE_THREAD: another thread took its CPU), and hspcprof's own
-events, stalls and consumer_cpu. A side file, because pyperf's run metadata is fixed before the
-values are taken and keeps only what every run of a benchmark shares."""
+events, stalls, consumer_cpu and producer. A side file, because pyperf's run metadata is fixed
+before the values are taken and keeps only what every run of a benchmark shares."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pyperf
-from bench_lines import LINES
+from bench_lines import LINES, Line
 from bench_workloads import SIZES, WORKLOADS, Work
 
 ROUND_FLAG = "--round"
@@ -67,6 +68,12 @@ def add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lines", default=",".join(LINES), help="comma-separated")
     parser.add_argument("--size", choices=SIZES, default="full", help="the workloads' size")
     parser.add_argument("--seed", type=int, default=13, help="the rounds' random orders")
+    parser.add_argument(
+        "--no-builtins",
+        dest="builtins",
+        action="store_false",
+        help="profile no C functions (hspcprof: its fast producer), see bench_lines",
+    )
 
 
 def add_round_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,10 +82,17 @@ def add_round_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counters", required=True, help="(set by the command)")
 
 
+def round_options(args: argparse.Namespace, number: int, counters: str | Path) -> list[str]:
+    """What decides a round's order and its work: from the command to the round's pyperf
+    master, and from that to each of its workers."""
+    words = [ROUND_FLAG, str(number), "--seed", str(args.seed), "--size", args.size]
+    words += ["--workloads", args.workloads, "--lines", args.lines, "--counters", str(counters)]
+    return words + ([] if args.builtins else ["--no-builtins"])
+
+
 def pass_to_workers(cmd: list[str], args: argparse.Namespace) -> None:
-    """pyperf's add_cmdline_args: a worker gets what decides the round's order and its work."""
-    cmd += [ROUND_FLAG, str(args.round), "--seed", str(args.seed), "--size", args.size]
-    cmd += ["--workloads", args.workloads, "--lines", args.lines, "--counters", args.counters]
+    """pyperf's add_cmdline_args."""
+    cmd += round_options(args, args.round, args.counters)
 
 
 def pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -115,6 +129,7 @@ class Value:
     consumer_cpu: float | None = None
     events: int | None = None
     stalls: int | None = None
+    producer: str | None = None
 
 
 def _add(total: int | float | None, more: int | float | None) -> Any:
@@ -132,7 +147,7 @@ class Timing:
         work = prepared(workload, self.args.size)
         value = self.new_value(f"{workload}/{line}", loops)
         for _ in range(loops):
-            self.profiled(work, line, value)
+            self.profiled(work, LINES[line](self.args.builtins), value)
         self.values.append(value)
         return value.wall
 
@@ -144,8 +159,7 @@ class Timing:
         return Value(name, args.round, warmup, calibration, loops)
 
     @staticmethod
-    def profiled(work: Work, line: str, value: Value) -> None:
-        session = LINES[line]()
+    def profiled(work: Work, session: Line, value: Value) -> None:
         switches = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
         cpu0, process0 = time.thread_time(), time.process_time()
         start = time.perf_counter()
@@ -164,6 +178,7 @@ class Timing:
         value.consumer_cpu = _add(value.consumer_cpu, counts.consumer_cpu)
         value.events = _add(value.events, counts.events)
         value.stalls = _add(value.stalls, counts.stalls)
+        value.producer = counts.producer
 
     def write(self, path: str) -> None:
         with Path(path).open("a", encoding="utf-8") as out:
@@ -186,7 +201,7 @@ def known_loops(output: str | None) -> dict[str, int]:
 
 def line_metadata(workload: str, line: str, args: argparse.Namespace) -> dict[str, Any]:
     found: dict[str, Any] = {"workload": workload, "line": line, "round": args.round}
-    found["size"] = args.size
+    found["size"], found["builtins"] = args.size, int(args.builtins)
     if line.startswith("hspcprof"):
         import hspcprof  # noqa: PLC0415 - only the hspcprof lines need the extension
 
@@ -230,9 +245,7 @@ def command_parser() -> argparse.ArgumentParser:
 
 
 def round_command(args: argparse.Namespace, counters: Path, number: int) -> list[str]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), ROUND_FLAG, str(number)]
-    cmd += ["--seed", str(args.seed), "--size", args.size, "--counters", str(counters)]
-    cmd += ["--workloads", args.workloads, "--lines", args.lines]
+    cmd = [sys.executable, str(Path(__file__).resolve()), *round_options(args, number, counters)]
     cmd += ["--append", args.output, "--processes", str(args.processes)]
     return cmd + (["--values", "1"] if args.fast else [])
 

@@ -14,7 +14,9 @@ one table a workload, one row a line.
   over the profiled run's wall time), stalls a run, and a run's CPU time: the interpreter
   thread's, hspcprof's consumer's (its own count) and the process's other threads' (process
   time less the interpreter's, for any profiler); preempted: the interpreter thread's involuntary
-  context switches a run (another thread, a neighbour's or the profiler's own, took its CPU)."""
+  context switches a run (another thread, a neighbour's or the profiler's own, took its CPU).
+- hspcprof's lines name the producer that ran: (setprofile), the profile hook, or (frames), the
+  frame evaluation function it takes without C functions (bench_profilers --no-builtins)."""
 
 from __future__ import annotations
 
@@ -190,8 +192,11 @@ def workload_rows(
     for j, line in enumerate(lines):
         time = statistics.median(v for taken in mine[line].values() for v in taken)
         cells = [ratio(point[k, j], low[k, j], high[k, j], len(rounds) > 1) for k in range(3)]
-        extra = counter_cells(counters.get(f"{workload}/{line}", []))
-        rows.append([line, seconds(time), *cells, versus(mine, line), *extra])
+        taken = counters.get(f"{workload}/{line}", [])
+        label = " ".join(
+            [line, *sorted({f"({v['producer']})" for v in taken if v.get("producer")})]
+        )
+        rows.append([label, seconds(time), *cells, versus(mine, line), *counter_cells(taken)])
     return rows, len(rounds)
 
 
@@ -208,7 +213,8 @@ def context(suite: Any) -> list[str]:
         found |= {k: v for k, v in bench.get_metadata().items() if k not in found}
     words = [f"{found.get(k, '?')}" for k in ("python_implementation", "python_version")]
     out = [f"Python {' '.join(words)} on {found.get('cpu_model_name', '?')}"]
-    out[0] += f" ({found.get('cpu_count', '?')} CPUs), {found.get('size', '?')} size."
+    out[0] += f" ({found.get('cpu_count', '?')} CPUs), {found.get('size', '?')} size, "
+    out[0] += f"C functions {'profiled' if found.get('builtins', 1) else 'not profiled'}."
     if "hspcprof_channel" in found:
         out.append(f"hspcprof's channel: `{found['hspcprof_channel']}`.")
     return out
