@@ -17,7 +17,7 @@ import bench_lines
 import bench_workloads
 import pyperf
 import pytest
-from pyprof_check import ENV, REPO
+from pyprof_check import ENV, REPO, assert_same_counts
 
 pytestmark = pytest.mark.slow
 
@@ -38,6 +38,17 @@ def test_every_workload_runs_at_its_smoke_size() -> None:
     for workload in bench_workloads.WORKLOADS.values():
         work = workload.prepare("smoke")
         work()
+
+
+@pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
+@pytest.mark.parametrize("name", list(bench_workloads.WORKLOADS))
+def test_counts_equal_cprofile_on_every_benchmark_workload(
+    hp: ModuleType, name: str, builtins: bool
+) -> None:
+    """The issue's correctness floor on the programs the table times, at their smoke size: per
+    function and per caller -> callee edge, primitive and total, with either producer."""
+    work = bench_workloads.WORKLOADS[name].prepare("smoke")
+    assert_same_counts(hp, work, builtins=builtins)
 
 
 @pytest.fixture
