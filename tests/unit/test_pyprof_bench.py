@@ -83,6 +83,8 @@ def test_every_line_profiles_a_run(hp: ModuleType, builtins: bool) -> None:
             assert counts.producer == PRODUCER[builtins]
         else:
             assert not counts.events, name
+        if name == "hook-null":  # the tracing floor, with or without C functions
+            assert counts.producer == "setprofile"
 
 
 @pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
@@ -125,3 +127,13 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     done = run("bench_profilers.py", "-o", tmp_path / "old.json")
     assert done.returncode == 2 and "exists already" in done.stderr
     assert not (tmp_path / "old.counters.jsonl").exists()
+
+
+@pytest.mark.parametrize("name", ["bench", "bench-nob", "floor", "floor-nob"])
+def test_the_committed_tables_are_the_committed_records_reported(name: str) -> None:
+    """The README's numbers come from results/: each report there is what bench_report prints
+    for the records beside it, byte for byte (the bootstrap is seeded)."""
+    results = BENCH / "results"
+    done = run("bench_report.py", results / f"{name}.json.gz")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (results / f"{name}.md").read_text(encoding="utf-8")

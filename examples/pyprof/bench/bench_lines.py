@@ -4,6 +4,10 @@ one profiler and a machine without one can still run the others.
 
 What finish() includes, per line:
 - none (the paper's Optimal): nothing is installed.
+- hook-null: a profile hook that does nothing (`PyEval_SetProfile`, hspcprof's null mode), the
+  interpreter's own tracing floor, whatever `builtins` says. With builtins it is hspcprof-null
+  itself, so only `--no-builtins` runs it by default (`default_lines`), where hspcprof-null is
+  the frame evaluation function that does nothing.
 - hspcprof-null / -empty / -channel / -inline: `create_stats()`, i.e. disable() (which returns
   once the consumer thread has drained the channel and stopped) and the pstats dict, built by
   cProfile's own snapshot code: the same finishing work as the cprofile line.
@@ -151,9 +155,15 @@ HSPCPROF_MODES = ("null", "empty", "channel", "inline")
 # the profilers people use.
 LINES: dict[str, Callable[[bool], Line]] = {
     "none": Line,
+    "hook-null": lambda _builtins: Hspcprof("null", builtins=True),
     **{f"hspcprof-{mode}": partial(Hspcprof, mode) for mode in HSPCPROF_MODES},
     "cprofile": CProfile,
     "yappi": Yappi,
     "viztracer": VizTracer,
     "pyinstrument": Pyinstrument,
 }
+
+
+def default_lines(builtins: bool) -> list[str]:
+    """Every line, but hook-null where it would be hspcprof-null again."""
+    return [name for name in LINES if not (builtins and name == "hook-null")]

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import pyperf
-from bench_lines import LINES, Line
+from bench_lines import LINES, Line, default_lines
 from bench_workloads import SIZES, WORKLOADS, Work
 
 ROUND_FLAG = "--round"
@@ -65,7 +65,9 @@ def listed(text: str, known: dict[str, Any], what: str) -> list[str]:
 def add_selection(parser: argparse.ArgumentParser) -> None:
     """The options the command and each round share."""
     parser.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated")
-    parser.add_argument("--lines", default=",".join(LINES), help="comma-separated")
+    parser.add_argument(
+        "--lines", help="comma-separated (default: all, hook-null only with --no-builtins)"
+    )
     parser.add_argument("--size", choices=SIZES, default="full", help="the workloads' size")
     parser.add_argument("--seed", type=int, default=13, help="the rounds' random orders")
     parser.add_argument(
@@ -255,6 +257,7 @@ def run_command(argv: list[str]) -> int:
     parser = command_parser()
     args, to_pyperf = parser.parse_known_args(argv)
     counters = Path(args.counters) if args.counters else counters_path(args.output)
+    args.lines = args.lines or ",".join(default_lines(args.builtins))
     for names, known, what in (
         (args.workloads, WORKLOADS, "workload"),
         (args.lines, LINES, "line"),

@@ -2,12 +2,15 @@
 one table a workload, one row a line.
 
     python bench_report.py bench.json [--counters bench.counters.jsonl] [--seed 0]
+    python bench_report.py results/bench.json.gz     # gzipped: the counters' .jsonl.gz beside
 
 - slowdown: the line's time over the unprofiled run's (none), paired by round: each round's
   median value of the line over that round's median of none, then the median of those ratios
   (in logs) over the rounds; the interval is a 95% bootstrap over rounds.
-- overhead ÷ cProfile's, ÷ null hook's: (slowdown - 1) over cProfile's, over hspcprof-null's
-  (the interpreter's tracing floor), from the same bootstrap resamples.
+- overhead ÷ cProfile's, ÷ null hook's: (slowdown - 1) over cProfile's, over the do-nothing
+  profile hook's (the interpreter's tracing floor: hook-null where measured, else
+  hspcprof-null, the same hook when C functions are profiled), from the same bootstrap
+  resamples.
 - vs cProfile: `pyperf compare_to`'s test, a two-sided Student two-sample t-test at 95% on all
   the values: `faster` or `slower` when significant, else `same`.
 - counters (medians over the values that are not warmups): events/s the channel carried (events
@@ -21,6 +24,7 @@ one table a workload, one row a line.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import statistics
@@ -37,7 +41,8 @@ from bench_workloads import WORKLOADS
 from scipy import stats
 
 RESAMPLES = 2000
-BASE, CPROFILE, NULL = "none", "cprofile", "hspcprof-null"
+BASE, CPROFILE = "none", "cprofile"
+NULLS = ("hook-null", "hspcprof-null")  # the do-nothing hook, the first found
 COLUMNS = (
     "line",
     "time",
@@ -68,10 +73,21 @@ def load_values(suite: Any) -> dict[str, Rounds]:
     return found
 
 
+def counters_beside(path: Path) -> Path:
+    """Where bench_profilers wrote the counters of `path`; for a gzipped JSON (pyperf reads
+    those), the counters gzipped beside it: bench.json.gz, bench.counters.jsonl.gz."""
+    if path.suffix == ".gz":
+        plain = counters_path(path.with_suffix(""))
+        return plain.with_name(plain.name + ".gz")
+    return counters_path(path)
+
+
 def load_counters(path: Path) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
     if path.exists():
-        for text in path.read_text(encoding="utf-8").splitlines():
+        data = path.read_bytes()
+        data = gzip.decompress(data) if path.suffix == ".gz" else data
+        for text in data.decode("utf-8").splitlines():
             value = json.loads(text)
             if not value["warmup"]:
                 found[value["benchmark"]].append(value)
@@ -98,9 +114,10 @@ def derived(table: np.ndarray, lines: list[str]) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)  # a line with no round: NaN, said so
         slowdown = np.exp(np.nanmedian(table, axis=0))
         over = slowdown - 1.0
+        null = next((name for name in NULLS if name in lines), None)
         rel = [
             over / over[lines.index(ref)] if ref in lines else over * np.nan
-            for ref in (CPROFILE, NULL)
+            for ref in (CPROFILE, null)
         ]
     return np.vstack([slowdown, *rel])
 
@@ -240,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counters", type=Path, help="its counters (default: beside the JSON)")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     args = parser.parse_args(argv)
-    print("\n".join(report(args.json, args.counters or counters_path(args.json), args.seed)))
+    print("\n".join(report(args.json, args.counters or counters_beside(args.json), args.seed)))
     return 0
 
 
