@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import cProfile
 import functools
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pyprof_bodies
 import pyprof_workloads as wl
 import pytest
-from pyprof_check import Key, assert_same_counts, counts, name_of, profiled
+from pyprof_check import ENV, Key, assert_same_counts, counts, name_of, profiled
 
 if TYPE_CHECKING:
     import hspcprof
@@ -119,3 +121,32 @@ def test_cumulative_times_are_the_known_waits(hp: ModuleType) -> None:
     long_ct = profile.stats[name_of(profile.stats, "spin_long", Path(__file__))][3]
     short_ct = profile.stats[name_of(profile.stats, "spin_short", Path(__file__))][3]
     assert abs(long_ct - 0.09) < 0.05 * 0.09 and abs(short_ct - 0.03) < 0.05 * 0.03
+
+
+DROPPED = """
+import hspcprof
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+hspcprof.Profile(builtins=False).enable()  # nothing else holds the profiler
+second = hspcprof.Profile(builtins=False)
+with second:
+    print(fib(15), second.producer)
+"""
+
+
+def test_a_profiler_enabled_and_dropped_lives_on(installed: Path) -> None:
+    """The frame function holds its profiler, as cProfile's hook does: one enabled and dropped
+    keeps profiling, and the process ends cleanly."""
+    env = {**ENV, "PYTHONPATH": str(installed / "site")}
+    done = subprocess.run(
+        [sys.executable, "-c", DROPPED],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["610", "setprofile"]  # the function is still taken

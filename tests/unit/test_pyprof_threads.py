@@ -7,6 +7,7 @@ import cProfile
 import pstats
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
 import pyprof_workloads as wl
@@ -92,3 +93,25 @@ def test_disable_from_another_thread_stops_every_thread(hp: ModuleType) -> None:
     profile.create_stats()
     assert not any(k[2] == "fib" for k in profile.stats)
     assert threading.getprofile() is None
+
+
+def os_threads() -> int:
+    return sum(1 for _ in Path("/proc/self/task").iterdir())
+
+
+@pytest.mark.parametrize("builtins", [True, False], ids=["setprofile", "frames"])
+def test_a_thread_that_ends_ends_its_session(hp: ModuleType, builtins: bool) -> None:
+    """A thread's consumer drains and stops when the thread ends, not at disable(): a program
+    that starts thread after thread keeps a few OS threads, not one consumer per thread it ran."""
+    profile = hp.Profile(builtins=builtins)
+    before = most = os_threads()
+    with profile:
+        for _ in range(24):
+            worker = threading.Thread(target=wl.fib, args=(5,))
+            worker.start()
+            worker.join()
+            most = max(most, os_threads())
+    assert profile.producer == ("setprofile" if builtins else "frames")
+    assert most <= before + 6, (before, most)  # this thread's consumer, a few still draining
+    profile.create_stats()
+    assert profile.stats[name_of(profile.stats, "fib")][:2] == (24, 24 * 15)

@@ -74,7 +74,7 @@ PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
   p.frames = !p.builtins && hspcprof::frames::available();
   if (p.frames) {
     p.enabled = true;
-    hspcprof::frames::enable(p);
+    hspcprof::frames::enable(self);
     Py_RETURN_NONE;
   }
   if (!follow_new_threads(self, p)) return nullptr;
@@ -266,6 +266,7 @@ PyType_Slot profiler_slots[] = {
 
 void thread_dealloc(PyObject* obj) {
   auto* t = reinterpret_cast<ThreadObject*>(obj);
+  hspcprof::frames::forget(t->session);
   detach(*t, g_clock->now());
   PyObject* profiler = t->profiler;
   PyTypeObject* type = Py_TYPE(obj);

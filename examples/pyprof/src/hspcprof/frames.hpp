@@ -6,10 +6,12 @@
 // It sees what cProfile(builtins=False) sees: a frame's run starts as a call and ends as a
 // return, whether by return, yield or exception.
 //
-// The function is the interpreter's, not a thread's: one profiler uses it at a time, each
-// thread gets its session on its first frame, and an epoch tells a thread that its session is
-// from an earlier enable(). Only CPython 3.11's frame layout is known here; elsewhere
-// available() is false and the profile hook does the work.
+// The function is the interpreter's, not a thread's: one profiler uses it at a time (and holds
+// a reference to it while enabled), each thread gets its session on its first frame, and an
+// epoch tells a thread that its session is from an earlier enable(). The session's object
+// (threads.hpp) lives in the thread state's dict, so a thread that ends closes its session then,
+// as a hook's would, and its consumer drains and ends. Only CPython 3.11's frame layout is known
+// here; elsewhere available() is false and the profile hook does the work.
 #pragma once
 
 #include "threads.hpp"
@@ -34,20 +36,42 @@ struct ThreadSession {
   Session* session = nullptr;
 };
 
-inline Profiler* g_profiler = nullptr;  // the one profiler the function serves, null when off
+inline PyObject* g_owner = nullptr;     // the profiler object the function serves: a reference
+inline Profiler* g_profiler = nullptr;  // its state; both null when off
 inline std::uint64_t g_epoch = 0;       // advances at every enable() and disable()
 inline thread_local ThreadSession t_here __attribute__((tls_model("initial-exec")));
+constexpr const char* kDictKey = "hspcprof.frames";  // where a thread state's dict holds it
+
+// A session for the calling thread, its object owned by the thread state's dict; the sessions of
+// threads that ended since are folded in first. Null with an exception set on failure.
+inline Session* open_here() {
+  reap(*g_profiler, false);
+  PyObject* dict = PyThreadState_GetDict();
+  ThreadObject* t = dict != nullptr ? new_thread_object(g_owner) : nullptr;
+  if (t == nullptr) return nullptr;
+  const int failed = PyDict_SetItemString(dict, kDictKey, reinterpret_cast<PyObject*>(t));
+  Session* session = t->session;
+  Py_DECREF(t);  // on failure: its session closes at once (threads.hpp, detach)
+  return failed != 0 ? nullptr : session;
+}
 
 // The calling thread's session in this epoch: opened on the thread's first frame (under the
-// GIL); null once disabled, or if its consumer would not start (the thread goes unprofiled).
+// GIL); null once disabled or the thread's end has closed it, or if it could not be opened (the
+// thread goes unprofiled).
 inline Session* session_here(bool open) {
   ThreadSession& here = t_here;
   if (here.epoch == g_epoch) return here.session;
   if (!open || g_profiler == nullptr) return nullptr;
   here.epoch = g_epoch;
-  here.session = open_session(*g_profiler);
+  here.session = open_here();
   if (here.session == nullptr) PyErr_Clear();
   return here.session;
+}
+
+// The thread's end closed `session`: frames still run (finalizers) must not reach it, since the
+// next thread to open a session may free it.
+inline void forget(const Session* session) {
+  if (t_here.session == session) t_here.session = nullptr;
 }
 
 // A call to a generator or coroutine function only makes the object (it runs to
@@ -93,24 +117,37 @@ inline bool available() {
          _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get()) == _PyEval_EvalFrameDefault;
 }
 
-inline void enable(Profiler& p) {
-  g_profiler = &p;
+inline void enable(PyObject* self) {
+  g_owner = Py_NewRef(self);
+  g_profiler = &impl_of(self);
   ++g_epoch;
-  _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), function_for(p.mode));
+  _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), function_for(g_profiler->mode));
+}
+
+// Takes the profiler's objects out of every thread state's dict, once their sessions are closed.
+inline void drop_thread_objects(const Profiler& p) {
+  PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
+  for (; ts != nullptr; ts = PyThreadState_Next(ts)) {
+    PyObject* held = ts->dict != nullptr ? PyDict_GetItemString(ts->dict, kDictKey) : nullptr;
+    if (is_hook_of(held, p) && PyDict_DelItemString(ts->dict, kDictKey) != 0) PyErr_Clear();
+  }
 }
 
 inline void disable(Profiler& p, std::int64_t now) {
   _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), _PyEval_EvalFrameDefault);
   g_profiler = nullptr;
   ++g_epoch;
-  close_sessions(p, now);
+  while (!p.threads.empty()) detach(*p.threads.back(), now);
+  drop_thread_objects(p);
+  Py_CLEAR(g_owner);  // last: the caller holds a reference of its own
 }
 
 #else
 
 inline bool available() { return false; }
-inline void enable(Profiler& /*p*/) {}
+inline void enable(PyObject* /*self*/) {}
 inline void disable(Profiler& /*p*/, std::int64_t /*now*/) {}
+inline void forget(const Session* /*session*/) {}
 
 #endif
 

@@ -43,8 +43,9 @@ struct ProfilerObject {
   PyObject_HEAD Profiler* impl;
 };
 
-// One per profiled thread, owned by its thread state while the hook is installed: it ends with
-// the thread (PyThreadState_Clear) or when disable() takes the hook off.
+// One per profiled thread, owned by its thread state (as its profile hook's object, or in its
+// dict for the frame producer): it ends with the thread (PyThreadState_Clear) or when disable()
+// takes it off.
 struct ThreadObject {
   PyObject_HEAD Profiler* impl;
   Session* session;    // null once closed
@@ -134,13 +135,6 @@ inline void detach(ThreadObject& t, std::int64_t now) {
   threads.erase(std::find(threads.begin(), threads.end(), &t));
 }
 
-// Every open session ends at `now` (the frame producer's: its sessions have no ThreadObject).
-inline void close_sessions(Profiler& p, std::int64_t now) {
-  for (auto& s : p.sessions) {
-    if (!s->closed()) s->close(now);
-  }
-}
-
 // Folds the closed sessions into the profile: every one (waiting for its consumer, which never
 // takes the GIL, so holding it is safe and keeps other threads out of the session list), or only
 // those whose consumer has drained already.
@@ -170,8 +164,9 @@ inline Session* open_session(Profiler& p) {
   return p.sessions.back().get();
 }
 
-// Installs the hook on `ts` with a session of its own; the thread state owns the hook's object.
-inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
+// A new reference to a thread's object with a session of its own, listed in p.threads; null
+// with an exception set if the session's consumer would not start.
+inline ThreadObject* new_thread_object(PyObject* self) {
   Profiler& p = impl_of(self);
   auto* t = PyObject_New(ThreadObject, g_thread_type);
   if (t == nullptr) return nullptr;
@@ -184,6 +179,14 @@ inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
     return nullptr;
   }
   p.threads.push_back(t);
+  return t;
+}
+
+// Installs the hook on `ts` with a session of its own; the thread state owns the hook's object.
+inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
+  Profiler& p = impl_of(self);
+  ThreadObject* t = new_thread_object(self);
+  if (t == nullptr) return nullptr;
   const int failed = _PyEval_SetProfile(ts, hook_for(p.mode), reinterpret_cast<PyObject*>(t));
   Py_DECREF(t);
   return failed != 0 ? nullptr : t;
