@@ -58,6 +58,13 @@ def hp(installed: Path) -> Iterator[ModuleType]:
     sys.path.remove(str(installed / "site"))
 
 
+def python(installed: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
+    """This interpreter, in a process of its own, with the package on its path."""
+    env = {**ENV, "PYTHONPATH": str(installed / "site")}
+    words = [sys.executable, *map(str, argv)]
+    return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=60)
+
+
 def profiled(profile: cProfile.Profile | hspcprof.Profile, work: Callable[[], object]) -> Stats:
     """The pstats dict of one run, the collector off so that no finalizer runs in one profile
     and not in the other."""

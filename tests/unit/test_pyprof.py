@@ -30,6 +30,7 @@ from pyprof_check import (
     name_of,
     ours,
     profiled,
+    python,
 )
 
 if TYPE_CHECKING:
@@ -205,9 +206,7 @@ print("result", fib(int(sys.argv[1])), sys.argv[2:])
 
 
 def command(installed: Path, *argv: str | Path) -> subprocess.CompletedProcess[str]:
-    env = {**ENV, "PYTHONPATH": str(installed / "site")}
-    words = [sys.executable, "-m", "hspcprof", *map(str, argv)]
-    return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=60)
+    return python(installed, "-m", "hspcprof", *argv)
 
 
 def test_the_command_line_profiles_a_script(installed: Path, tmp_path: Path) -> None:

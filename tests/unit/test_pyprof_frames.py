@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import cProfile
 import functools
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pyprof_bodies
 import pyprof_workloads as wl
 import pytest
-from pyprof_check import ENV, Key, assert_same_counts, counts, name_of, profiled
+from pyprof_check import Key, assert_same_counts, counts, name_of, profiled, python
 
 if TYPE_CHECKING:
     import hspcprof
@@ -139,14 +137,6 @@ with second:
 def test_a_profiler_enabled_and_dropped_lives_on(installed: Path) -> None:
     """The frame function holds its profiler, as cProfile's hook does: one enabled and dropped
     keeps profiling, and the process ends cleanly."""
-    env = {**ENV, "PYTHONPATH": str(installed / "site")}
-    done = subprocess.run(
-        [sys.executable, "-c", DROPPED],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+    done = python(installed, "-c", DROPPED)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["610", "setprofile"]  # the function is still taken

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pyprof_workloads as wl
 import pytest
-from pyprof_check import WORKLOADS, Stats, counts, name_of, profiled
+from pyprof_check import WORKLOADS, Stats, counts, name_of, profiled, python
 
 pytestmark = pytest.mark.slow
 
@@ -115,3 +115,34 @@ def test_a_thread_that_ends_ends_its_session(hp: ModuleType, builtins: bool) -> 
     assert most <= before + 6, (before, most)  # this thread's consumer, a few still draining
     profile.create_stats()
     assert profile.stats[name_of(profile.stats, "fib")][:2] == (24, 24 * 15)
+
+
+FORKS = """
+import os, sys, threading, hspcprof
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+profile = hspcprof.Profile(builtins=sys.argv[1] == "setprofile")
+profile.enable()
+pid = os.fork()
+if pid == 0:  # more events than a channel holds, and no consumer in this process
+    fib(22)
+    print("child", sys.getprofile() is None, threading.getprofile() is None, flush=True)
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+fib(10)
+profile.disable()
+profile.create_stats()
+calls = [v[1] for k, v in profile.stats.items() if k[2] == "fib"]
+print("parent", os.waitstatus_to_exitcode(status), calls, profile.producer)
+"""
+
+
+@pytest.mark.parametrize("producer", ["setprofile", "frames"])
+def test_a_forked_child_runs_unprofiled_and_the_parent_on(installed: Path, producer: str) -> None:
+    """The consumers stay in the parent: in a child the profiler is off (its hooks too), where
+    a channel nobody drains would block the child at its first full buffer."""
+    done = python(installed, "-c", FORKS, producer)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["child True True", f"parent 0 [177] {producer}"]

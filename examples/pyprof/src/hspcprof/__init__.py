@@ -6,20 +6,24 @@ what cProfile computes. The result is cProfile's: `pstats.Stats(profile)` reads 
 
 Every Python thread is profiled, each through a channel and consumer of its own: enable()
 covers the threads running then and, through threading.setprofile, those started later. The
-threads' profiles are summed, as pstats.Stats.add would sum one cProfile per thread.
+threads' profiles are summed, as pstats.Stats.add would sum one cProfile per thread. In a
+forked child, a profiler enabled at fork is off: the consumers stayed in the parent.
 """
 
 from __future__ import annotations
 
 import cProfile
 import marshal
+import os
 from collections.abc import Callable
 from types import CodeType, TracebackType
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from hspcprof._core import Profiler, channel_info, clock_info
+from hspcprof._core import Profiler, _after_fork_in_child, channel_info, clock_info
 
 __all__ = ["Profile", "channel_info", "clock_info", "run", "runctx"]
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -8,12 +8,16 @@
 // threading.setprofile, on each thread started later: every Python thread gets its own session,
 // so each channel has exactly one producer. disable() closes them all.
 
+#include "fork.hpp"
 #include "frames.hpp"
 #include "stats.hpp"
 #include "threads.hpp"
 
+#include <pthread.h>
+
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace {
 
@@ -56,6 +60,7 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
   if (!p.enabled) Py_RETURN_NONE;
   const std::int64_t now = g_clock->now();
   p.enabled = false;
+  hspcprof::fork::disabled(self);
   if (p.frames) {
     hspcprof::frames::disable(p, now);
     reap(p, true);
@@ -74,11 +79,13 @@ PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
   p.frames = !p.builtins && hspcprof::frames::available();
   if (p.frames) {
     p.enabled = true;
+    hspcprof::fork::enabled(self);
     hspcprof::frames::enable(self);
     Py_RETURN_NONE;
   }
   if (!follow_new_threads(self, p)) return nullptr;
   p.enabled = true;
+  hspcprof::fork::enabled(self);
   PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
   for (; ts != nullptr; ts = PyThreadState_Next(ts)) {
     if (attach(self, ts) == nullptr) {
@@ -307,9 +314,26 @@ PyObject* channel_info(PyObject* /*module*/, PyObject* /*unused*/) {
                        "consumer_cpu", t.consumer_cpu);
 }
 
+// os.register_at_fork's after_in_child: the hooks of the profilers enabled at fork come off
+// (fork.hpp made them inert already).
+PyObject* after_fork_in_child(PyObject* /*module*/, PyObject* /*unused*/) {
+  for (PyObject* self : std::exchange(hspcprof::fork::g_forked, {})) {
+    const Ref held(Py_NewRef(self));  // the last hook to go may hold the last reference
+    Profiler& p = impl_of(self);
+    if (p.frames) {
+      hspcprof::frames::disable(p, 0);
+    } else if (!stop_following_new_threads(p) || !uninstall_hooks(p)) {
+      PyErr_WriteUnraisable(self);
+    }
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef module_methods[] = {
     {"clock_info", clock_info, METH_NOARGS, "(uses the TSC, ticks per second)"},
     {"channel_info", channel_info, METH_NOARGS, "The channel's tuned parameters."},
+    {"_after_fork_in_child", after_fork_in_child, METH_NOARGS,
+     "os.register_at_fork's hook: a child stops the profilers enabled at fork."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -331,6 +355,8 @@ PyMODINIT_FUNC PyInit__core() {
   // Made once per process: its construction is the start of the TSC's calibration span.
   static hspcprof::Clock clock;
   g_clock = &clock;
+  static const int at_fork = pthread_atfork(nullptr, nullptr, hspcprof::fork::make_inert);
+  static_cast<void>(at_fork);
   Ref module(PyModule_Create(&module_def));
   if (!module) return nullptr;
   g_thread_type = reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&thread_spec));

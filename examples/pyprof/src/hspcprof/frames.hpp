@@ -124,6 +124,12 @@ inline void enable(PyObject* self) {
   _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), function_for(g_profiler->mode));
 }
 
+// In a forked child (fork.hpp): no session is opened or reached any more.
+inline void make_inert() {
+  g_profiler = nullptr;
+  ++g_epoch;
+}
+
 // Takes the profiler's objects out of every thread state's dict, once their sessions are closed.
 inline void drop_thread_objects(const Profiler& p) {
   PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
@@ -148,6 +154,7 @@ inline bool available() { return false; }
 inline void enable(PyObject* /*self*/) {}
 inline void disable(Profiler& /*p*/, std::int64_t /*now*/) {}
 inline void forget(const Session* /*session*/) {}
+inline void make_inert() {}
 
 #endif
 

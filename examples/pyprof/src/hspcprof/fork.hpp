@@ -1,0 +1,41 @@
+// A forked child has only the thread that forked, none of the consumers: a profiler enabled at
+// fork stops in the child, whose calls go unprofiled. Right after fork(), before any Python runs
+// (pthread_atfork), the profilers are made inert: each thread's object loses its session and the
+// frame function its profiler, so nothing is pushed into a channel nobody drains; the sessions
+// stay as they are (their consumers are not in this process: never joined, never freed). Once
+// Python runs again (os.register_at_fork), after_in_child() takes the hooks off.
+#pragma once
+
+#include "frames.hpp"
+#include "threads.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace hspcprof::fork {
+
+inline std::vector<PyObject*> g_enabled;  // the enabled profilers, each held by its hooks
+inline std::vector<PyObject*> g_forked;   // in a child: those enabled at fork, hooks still on
+
+inline void enabled(PyObject* self) { g_enabled.push_back(self); }
+
+inline void disabled(PyObject* self) {
+  g_enabled.erase(std::remove(g_enabled.begin(), g_enabled.end(), self), g_enabled.end());
+}
+
+// pthread_atfork's child handler: no Python here, and no thread but this one.
+inline void make_inert() {
+  for (PyObject* self : g_enabled) {
+    Profiler& p = impl_of(self);
+    for (ThreadObject* t : p.threads) t->session = nullptr;
+    p.threads.clear();
+    for (auto& s : p.sessions) static_cast<void>(s.release());
+    p.sessions.clear();
+    p.enabled = false;
+  }
+  frames::make_inert();
+  g_forked = std::move(g_enabled);
+  g_enabled.clear();
+}
+
+}  // namespace hspcprof::fork
