@@ -5,7 +5,9 @@ workload, threads included, and its times those of known waits."""
 from __future__ import annotations
 
 import cProfile
+import ctypes
 import functools
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -140,3 +142,35 @@ def test_a_profiler_enabled_and_dropped_lives_on(installed: Path) -> None:
     done = python(installed, "-c", DROPPED)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["610", "setprofile"]  # the function is still taken
+
+
+NATIVE = r"""
+#include <pthread.h>
+typedef void (*callback)(void);
+static void* run(void* arg) {
+  for (int i = 0; i < 3; ++i) ((callback)arg)();  /* a thread state of its own each time */
+  return 0;
+}
+void call_thrice_in_a_thread(callback f) {
+  pthread_t thread;
+  pthread_create(&thread, 0, run, (void*)f);
+  pthread_join(thread, 0);
+}
+"""
+
+
+def test_a_native_thread_entering_python_again_and_again(hp: ModuleType, tmp_path: Path) -> None:
+    """A C library's thread that calls back into Python (PyGILState_Ensure, as ctypes does) gets
+    a new thread state each call: the frame producer profiles every call, not only the first."""
+    (tmp_path / "native.c").write_text(NATIVE, encoding="utf-8")
+    library = tmp_path / "libnative.so"
+    cc = ["cc", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "native.c"), "-lpthread"]
+    subprocess.run(cc, check=True, capture_output=True, timeout=60)
+    native = ctypes.CDLL(str(library))
+    callback = ctypes.CFUNCTYPE(None)(lambda: wl.fib(5))
+    profile = hp.Profile(builtins=False)
+    with profile:
+        native.call_thrice_in_a_thread(callback)
+    profile.create_stats()
+    assert profile.producer == "frames"
+    assert profile.stats[name_of(profile.stats, "fib")][:2] == (3, 3 * 15)

@@ -123,12 +123,23 @@ import os, sys, threading, hspcprof
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 
+dropped = hspcprof.Profile()  # enabled, then its hooks taken off by others, then freed
+dropped.enable()
+sys.setprofile(None)
+threading.setprofile(None)
+del dropped
 profile = hspcprof.Profile(builtins=sys.argv[1] == "setprofile")
 profile.enable()
 pid = os.fork()
 if pid == 0:  # more events than a channel holds, and no consumer in this process
     fib(22)
-    print("child", sys.getprofile() is None, threading.getprofile() is None, flush=True)
+    hooks = sys.getprofile() is None, threading.getprofile() is None
+    again = hspcprof.Profile(builtins=False)  # the frame function is free again
+    with again:
+        fib(5)
+    again.create_stats()
+    calls = [v[1] for k, v in again.stats.items() if k[2] == "fib"]
+    print("child", *hooks, again.producer, calls, flush=True)
     os._exit(0)
 _, status = os.waitpid(pid, 0)
 fib(10)
@@ -141,8 +152,10 @@ print("parent", os.waitstatus_to_exitcode(status), calls, profile.producer)
 
 @pytest.mark.parametrize("producer", ["setprofile", "frames"])
 def test_a_forked_child_runs_unprofiled_and_the_parent_on(installed: Path, producer: str) -> None:
-    """The consumers stay in the parent: in a child the profiler is off (its hooks too), where
-    a channel nobody drains would block the child at its first full buffer."""
+    """The consumers stay in the parent: in a child the profiler is off (its hooks too, and a
+    profiler enabled there starts afresh), where a channel nobody drains would block the child
+    at its first full buffer. A profiler freed while enabled plays no part."""
     done = python(installed, "-c", FORKS, producer)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["child True True", f"parent 0 [177] {producer}"]
+    child = "child True True frames [15]"
+    assert done.stdout.splitlines() == [child, f"parent 0 [177] {producer}"]

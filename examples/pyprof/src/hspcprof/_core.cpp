@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <utility>
 
 namespace {
 
@@ -221,6 +220,7 @@ int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
 // consumers may still be draining.
 void profiler_dealloc(PyObject* self) {
   Profiler* p = reinterpret_cast<ProfilerObject*>(self)->impl;
+  hspcprof::fork::forget(self);  // enabled still if its hooks were taken off by others
   if (p != nullptr) {
     reap(*p, true);
     Py_CLEAR(p->previous_thread_hook);
@@ -317,14 +317,17 @@ PyObject* channel_info(PyObject* /*module*/, PyObject* /*unused*/) {
 // os.register_at_fork's after_in_child: the hooks of the profilers enabled at fork come off
 // (fork.hpp made them inert already).
 PyObject* after_fork_in_child(PyObject* /*module*/, PyObject* /*unused*/) {
-  for (PyObject* self : std::exchange(hspcprof::fork::g_forked, {})) {
-    const Ref held(Py_NewRef(self));  // the last hook to go may hold the last reference
-    Profiler& p = impl_of(self);
+  auto& forked = hspcprof::fork::g_forked;
+  while (!forked.empty()) {  // the last enabled first: each puts back what it found
+    const Ref self(Py_NewRef(forked.back()));  // its last hook may hold the last reference
+    forked.pop_back();
+    Profiler& p = impl_of(self.get());
     if (p.frames) {
       hspcprof::frames::disable(p, 0);
-    } else if (!stop_following_new_threads(p) || !uninstall_hooks(p)) {
-      PyErr_WriteUnraisable(self);
+      continue;
     }
+    const bool restored = stop_following_new_threads(p);
+    if (!uninstall_hooks(p) || !restored) PyErr_WriteUnraisable(self.get());
   }
   Py_RETURN_NONE;
 }

@@ -14,7 +14,8 @@
 
 namespace hspcprof::fork {
 
-inline std::vector<PyObject*> g_enabled;  // the enabled profilers, each held by its hooks
+// Borrowed: a profiler leaves both lists when disabled or freed (forget()).
+inline std::vector<PyObject*> g_enabled;  // the enabled profilers, in the order enabled
 inline std::vector<PyObject*> g_forked;   // in a child: those enabled at fork, hooks still on
 
 inline void enabled(PyObject* self) { g_enabled.push_back(self); }
@@ -23,7 +24,13 @@ inline void disabled(PyObject* self) {
   g_enabled.erase(std::remove(g_enabled.begin(), g_enabled.end(), self), g_enabled.end());
 }
 
-// pthread_atfork's child handler: no Python here, and no thread but this one.
+inline void forget(PyObject* self) {
+  disabled(self);
+  g_forked.erase(std::remove(g_forked.begin(), g_forked.end(), self), g_forked.end());
+}
+
+// pthread_atfork's child handler: no Python here, and no thread but this one (which held the
+// GIL when it called os.fork(); a fork from C without it is not covered).
 inline void make_inert() {
   for (PyObject* self : g_enabled) {
     Profiler& p = impl_of(self);
@@ -34,8 +41,8 @@ inline void make_inert() {
     p.enabled = false;
   }
   frames::make_inert();
-  g_forked = std::move(g_enabled);
-  g_enabled.clear();
+  g_forked.insert(g_forked.end(), g_enabled.begin(), g_enabled.end());  // a fork before the last
+  g_enabled.clear();                                                    // child's hooks came off
 }
 
 }  // namespace hspcprof::fork

@@ -31,8 +31,11 @@ namespace hspcprof::frames {
 
 #if HSPCPROF_FRAMES
 
+// The OS thread's session in an epoch, for one thread state: a native thread that enters Python
+// again and again (PyGILState_Ensure) gets a new thread state, and a session, each time.
 struct ThreadSession {
   std::uint64_t epoch = 0;
+  std::uint64_t thread_state = 0;  // PyThreadState::id, unique in the process
   Session* session = nullptr;
 };
 
@@ -43,33 +46,39 @@ inline thread_local ThreadSession t_here __attribute__((tls_model("initial-exec"
 constexpr const char* kDictKey = "hspcprof.frames";  // where a thread state's dict holds it
 
 // A session for the calling thread, its object owned by the thread state's dict; the sessions of
-// threads that ended since are folded in first. Null with an exception set on failure.
+// threads that ended since are folded in first. Null on failure. The exception a frame may be
+// entered with (a generator's throw()) is kept, and any of its own dropped.
 inline Session* open_here() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
   reap(*g_profiler, false);
   PyObject* dict = PyThreadState_GetDict();
   ThreadObject* t = dict != nullptr ? new_thread_object(g_owner) : nullptr;
-  if (t == nullptr) return nullptr;
-  const int failed = PyDict_SetItemString(dict, kDictKey, reinterpret_cast<PyObject*>(t));
-  Session* session = t->session;
-  Py_DECREF(t);  // on failure: its session closes at once (threads.hpp, detach)
-  return failed != 0 ? nullptr : session;
+  Session* session = nullptr;
+  if (t != nullptr) {
+    const bool failed = PyDict_SetItemString(dict, kDictKey, reinterpret_cast<PyObject*>(t)) != 0;
+    session = failed ? nullptr : t->session;
+    Py_DECREF(t);  // on failure: its session closes at once (threads.hpp, detach)
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return session;
 }
 
-// The calling thread's session in this epoch: opened on the thread's first frame (under the
-// GIL); null once disabled or the thread's end has closed it, or if it could not be opened (the
-// thread goes unprofiled).
-inline Session* session_here(bool open) {
+// The calling thread's session in this epoch: opened on the thread state's first frame (under
+// the GIL); null once disabled or the thread state's end has closed it, or if it could not be
+// opened (the thread goes unprofiled).
+inline Session* session_here(const PyThreadState* ts, bool open) {
   ThreadSession& here = t_here;
-  if (here.epoch == g_epoch) return here.session;
+  if (here.epoch == g_epoch && here.thread_state == ts->id) return here.session;
   if (!open || g_profiler == nullptr) return nullptr;
-  here.epoch = g_epoch;
+  here = ThreadSession{g_epoch, ts->id, nullptr};  // set first: Python may run in open_here()
   here.session = open_here();
-  if (here.session == nullptr) PyErr_Clear();
   return here.session;
 }
 
-// The thread's end closed `session`: frames still run (finalizers) must not reach it, since the
-// next thread to open a session may free it.
+// The thread state's end closed `session`: frames still run then (finalizers) must not reach it,
+// since the next thread to open a session may free it.
 inline void forget(const Session* session) {
   if (t_here.session == session) t_here.session = nullptr;
 }
@@ -83,7 +92,7 @@ inline bool makes_a_generator(const _PyInterpreterFrame* frame) {
 
 template <Mode M>
 PyObject* evaluate(PyThreadState* ts, _PyInterpreterFrame* frame, int throwflag) {
-  Session* session = M == Mode::kNull ? nullptr : session_here(true);
+  Session* session = M == Mode::kNull ? nullptr : session_here(ts, true);
   if (session == nullptr || makes_a_generator(frame)) {
     return _PyEval_EvalFrameDefault(ts, frame, throwflag);
   }
@@ -91,7 +100,7 @@ PyObject* evaluate(PyThreadState* ts, _PyInterpreterFrame* frame, int throwflag)
   remember(*g_profiler, code);
   session->push<M>(make_event(g_clock->now(), code, kEnter));
   PyObject* result = _PyEval_EvalFrameDefault(ts, frame, throwflag);
-  session = session_here(false);  // disable() may have come in between
+  session = session_here(ts, false);  // disable() may have come in between
   if (session != nullptr) session->push<M>(make_event(g_clock->now(), code, kLeave));
   return result;
 }

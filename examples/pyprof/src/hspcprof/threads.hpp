@@ -1,8 +1,10 @@
-// The profiler's threads: each Python thread it profiles has a hook of its own (a ThreadObject,
-// owned by the thread state) and a Session (session.hpp) the profiler owns. A session is opened
-// when its hook is installed and closed when the thread ends or the profiler is disabled; its
-// profile is summed into the profiler's once its consumer has drained. All of it runs under the
-// GIL, which is also what keeps two threads' hooks from ever running at once.
+// The profiler's threads: each Python thread it profiles has an object of its own (a
+// ThreadObject, owned by the thread state: its profile hook's object, or an entry of its dict for
+// the frame producer) and a Session (session.hpp) the profiler owns. A session is opened when
+// the hook is installed (or on the thread's first frame) and closed when the thread state ends or
+// the profiler is disabled; its profile is summed into the profiler's once its consumer has
+// drained. All of it runs under the GIL, which is also what keeps two threads' producers from
+// ever running at once; the one exception is a forked child's first moment (fork.hpp).
 #pragma once
 
 #include "aggregate.hpp"
