@@ -111,3 +111,14 @@ def test_hspc_gen_measures_the_replay_and_the_real_aggregation(tmp_path: Path) -
     assert work["producer"] > 0 and work["consumer"] > 0
     assert len(list((cache / "host").glob("user-code-*.json"))) == 1
     assert {"producer_alone", "consumer_alone"} <= set(result["baselines"])
+
+
+def test_gaps_above_the_pace_are_scaled_to_it() -> None:
+    """A recording taken beside other load may see its gaps, less the Python hook's calls,
+    exceed the real producer's pace: they are scaled to it, the order kept, the mean the pace."""
+    record = recorder()
+    run = record.Events(["f", "f", "g", "g"], [0, 1, 0, 1], [300, 500, 100, 300], [1] * 4, 100.0)
+    recording = record.fitted([run, run], 0, 4, 150.0)
+    assert recording.c_hook_ns == 0.0
+    assert [gap for _, _, gap in recording.events] == [150, 300, 0, 150]  # 200, 400, 0, 200
+    assert [kind for _, kind, _ in recording.events] == [0, 1, 0, 1]

@@ -17,7 +17,8 @@ from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
-from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.search.threads import session
+from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.recorded import (
@@ -138,3 +139,14 @@ def test_a_call_past_the_budget_is_cut_recorded_and_replayed_as_cut(tmp_path: Pa
     warm(CONFIGS, 4)
     with pytest.raises(BudgetSpentError):  # the same command stops where the first run did
         warm(CONFIGS, 4)
+
+
+def test_a_sample_that_carried_no_events_sizes_and_costs_nothing() -> None:
+    """A failed sample (no events) leaves the pair's sizing and cost to the others, and a pair
+    with none but such samples gets the defaults: no division by zero."""
+    good = ThreadSample(Sample("t1", 0, 1000, 2e6, 1e6, 3e6, 0, 0, 0, True), 0, 0.0)
+    empty = ThreadSample(Sample("t1", 1, 0, 5e6, 5e6, 5e6, 0, 0, 0, False), 0, 0.0)
+    assert session._events([good, empty]) == session._events([good])
+    assert session._cost([good, empty]) == WorkCost(1000.0, 3000.0)
+    assert session._cost([empty]) == WorkCost(1.0, 1.0)
+    assert session._events([empty]) == session._events([])
