@@ -127,6 +127,8 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     done = run("bench_profilers.py", "-o", tmp_path / "old.json")
     assert done.returncode == 2 and "exists already" in done.stderr
     assert not (tmp_path / "old.counters.jsonl").exists()
+    done = run("bench_report.py", tmp_path / "missing.json")
+    assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
 
 
 @pytest.mark.parametrize("name", ["bench", "bench-nob", "floor", "floor-nob"])

@@ -257,7 +257,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counters", type=Path, help="its counters (default: beside the JSON)")
     parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     args = parser.parse_args(argv)
-    print("\n".join(report(args.json, args.counters or counters_beside(args.json), args.seed)))
+    try:
+        lines = report(args.json, args.counters or counters_beside(args.json), args.seed)
+    except (OSError, ValueError) as error:  # missing, unreadable, or not bench_profilers' JSON
+        parser.error(f"cannot read {args.json}: {error}")
+    print("\n".join(lines))
     return 0
 
 
