@@ -38,7 +38,7 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.target import Target, Workload
+from hspc_gen.target import Target, Workload, load_target
 
 CONFIRM_SHARE = (
     0.10  # of the budget, kept for re-measuring the best candidates (12 s at 120 s; it takes ~5 s)
@@ -348,3 +348,10 @@ def winner_of(path: Path, target: Target) -> ChannelParams:
             f" with {target.event.size} B events"
         )
     return params
+
+
+def target_with_budget(path: Path, budget: str | None) -> Target:
+    """app.yaml, with --budget as typed over its own budget (checked, and blamed on
+    `--budget`, as the YAML key would be)."""
+    given = {} if budget is None else {"budget": budget}
+    return load_target(path, overrides=given, labels={"budget": f"--budget {budget}"})
