@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.guards import oversubscription
-from hspc_gen.search.threads.knee import leader, smallest_good, top
+from hspc_gen.search.threads.knee import challenger, leader, smallest_good, top
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
 from hspc_gen.search.threads.pace import SAMPLE_OVERHEAD
 from hspc_gen.search.threads.plan import PILOT_ROUNDS, Plan, Planner, coarse_counts
@@ -96,9 +96,10 @@ def _refine(
     best = refine_peak(lab, axis, best, plan, allowed)
     for each in axes:
         refine_knee(lab, each, best, plan, line=1.0 - tolerance, allowed=allowed)
-    best = top(lab, best)  # then settling pairs the counts near the line with it
-    answer = smallest_good(lab, best, tolerance, allowed)
-    settle(lab, best, plan, answer=answer, line=1.0 - tolerance)
+    best = top(lab, best)
+    answer, rival = smallest_good(lab, best, tolerance, allowed), challenger(lab, best)
+    settle(lab, best, plan, answer=answer, line=1.0 - tolerance, rival=rival)
+    best = top(lab, best)  # the rival, if the settling rounds show it better
     axis = next(a for a in axes if on_axis(a, best))
     if axis.count(best) == axis.high:
         return best, "max_threads"

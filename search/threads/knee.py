@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from hspc_gen.model.threads import SHOWN_ROUNDS
+from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.threads.measure import Config, Lab
 
 
@@ -29,22 +30,26 @@ def leader(lab: Lab, configs: Iterable[Config]) -> Config:
     return max(configs, key=lambda c: (lab.point(c).events_per_s, -c.threads, c))
 
 
-def top(lab: Lab, best: Config) -> Config:
-    """The best, or the count measured beside it (in SHOWN_ROUNDS rounds at least) that beat it
-    beyond the noise: the knee's rounds may show a count near the top better than the one the
-    peak picked."""
+def challenger(lab: Lab, best: Config, rounds: int = MIN_ROUNDS) -> Config | None:
+    """The count run beside the best (in `rounds` rounds at least) whose paired estimate beats
+    it by the most, if any does: the knee's rounds may show a count near the top better than
+    the one the peak picked."""
     rivals = [
         c
         for c in lab.measured()
         if not (c.pinned or c.replica)
         and c != best
-        and lab.shared(c, best) >= SHOWN_ROUNDS
-        and lab.compare(c, best).n >= SHOWN_ROUNDS
+        and lab.shared(c, best) >= rounds
+        and lab.compare(c, best).n >= rounds
     ]
-    challenger = max(rivals, key=lambda c: lab.compare(c, best).gain, default=None)
-    if challenger is not None and lab.compare(challenger, best).low > 1.0:
-        return challenger
-    return best
+    found = max(rivals, key=lambda c: lab.compare(c, best).gain, default=None)
+    return found if found is not None and lab.compare(found, best).gain > 1.0 else None
+
+
+def top(lab: Lab, best: Config) -> Config:
+    """The best, or the challenger that beat it beyond the noise over SHOWN_ROUNDS rounds."""
+    found = challenger(lab, best, SHOWN_ROUNDS)
+    return found if found is not None and lab.compare(found, best).low > 1.0 else best
 
 
 def smallest_good(

@@ -88,7 +88,7 @@ def level_samples(plan: Plan, axes: int) -> int:
     """The most samples `plan` takes after its coarse grid, with `axes` knees."""
     peak = plan.peak_levels * 3 * plan.peak_rounds  # the best and a probe either side
     knee = axes * plan.knee_levels * (KNEE_POINTS + 3) * plan.knee_rounds  # the best, its bracket
-    settle = (SETTLE_POINTS + 1) * plan.settle_rounds
+    settle = (SETTLE_POINTS + 2) * plan.settle_rounds  # the best and a rival
     race = (PLACEMENTS + 1) * plan.placement_rounds
     return peak + knee + settle + race
 

@@ -130,10 +130,14 @@ def refine_knee(
         lab.run([best, *ends, *points], plan.knee_rounds)
 
 
-def settle(lab: Lab, best: Config, plan: Plan, *, answer: Config, line: float) -> None:
+def settle(
+    lab: Lab, best: Config, plan: Plan, *, answer: Config, line: float, rival: Config | None
+) -> None:
     """The counts with fewer threads than `answer` (the smallest shown good so far) whose
     estimate reaches `line` while their interval does not yet, fewest threads first, run again
-    beside the best: more rounds narrow their intervals."""
+    beside the best, and the `rival` that looked better than the best in fewer rounds: more
+    rounds narrow their intervals (and the rival, if shown better, becomes the best, the
+    counts near the line paired with it in these rounds)."""
     aim = line + margin(lab, best, (1.0 - line) / 2.0) / 2.0
     near = [
         c
@@ -143,5 +147,5 @@ def settle(lab: Lab, best: Config, plan: Plan, *, answer: Config, line: float) -
         and share_of_best(lab, c, best) >= aim
     ]
     near = sorted(near, key=lambda c: (c.threads, c))[:SETTLE_POINTS]
-    if near and plan.settle_rounds:
-        lab.run([best, *near], plan.settle_rounds)
+    if (near or rival) and plan.settle_rounds:
+        lab.run([best, *near, *([rival] if rival else [])], plan.settle_rounds)

@@ -74,7 +74,8 @@ def test_the_recommendation_is_near_the_best_with_few_threads(
     truth = sim.ground_truth(count_grid(limit), (shown,))
     share = sim.true_throughput(rec.config()) / truth.best_events_per_s
     assert share >= 0.95, f"{rec.config().label} reaches {share:.3f} of {truth.best.label}"
-    assert rec.threads <= 1.25 * truth.threads_for[shown], (
+    # A quarter more, or a consumer more: on two CPUs a quarter of three threads is none.
+    assert rec.threads <= max(1.25 * truth.threads_for[shown], truth.threads_for[shown] + 1), (
         f"{rec.config().label} uses {rec.threads} threads; {truth.threads_for[shown]} reach "
         f"{shown:.1%}"
     )

@@ -52,7 +52,7 @@ def test_the_knee_closes_in_on_where_the_interval_clears_the_line() -> None:
     after = bracket(lab, AXIS, best, 0.97, lambda _c: True)
     assert before is not None and after is not None
     assert after[1] / after[0] < before[1] / before[0]
-    settle(lab, best, FULL, answer=smallest_good(lab, best, 0.03), line=0.97)
+    settle(lab, best, FULL, answer=smallest_good(lab, best, 0.03), line=0.97, rival=None)
     answer = smallest_good(lab, best, 0.03)
     curve = truth(sim)
     # Shown within 3% of the best: at least 97% of the peak, with few groups more than that needs.
@@ -78,7 +78,7 @@ def test_settling_runs_the_counts_near_the_line_again_beside_the_best() -> None:
     refine_knee(lab, AXIS, best, FULL, line=0.97, allowed=lambda _c: True)
     answer = smallest_good(lab, best, 0.03)
     rounds = lab.rounds
-    settle(lab, best, FULL, answer=answer, line=0.97)
+    settle(lab, best, FULL, answer=answer, line=0.97, rival=None)
     near = [c for c in lab.measured() if len(lab.samples(c, rounds)) and c != best]
     assert near and all(c.threads < answer.threads for c in near)
     assert all(share_of_best(lab, c, best) >= 0.97 for c in near)
