@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quie
 from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
-from hspc_gen.model import ChannelParams, Effort, Primitive
+from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.model.wisdom import WisdomReport
@@ -64,6 +65,7 @@ from hspc_gen.target import Target, Workload, load_target
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
 THREADS_FILE = "hspc-threads.json"
+INTERNAL_ERROR = "the thread search stopped on an error of hspc-gen's own"
 COMPARE_SEED = 1  # apart from the tuner's seeds: compare measures afresh, and replays itself
 
 
@@ -264,7 +266,14 @@ def threads_for(
     budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS, len(inputs.shape.cpus))
     machinery.show("recommending thread counts and placement for the tuned channel")
     where = ThreadRun(machinery.toolchain, machinery.store, budget)
-    return recommend_threads(channel, inputs, where)
+    try:
+        return recommend_threads(channel, inputs, where)
+    except Exception as bug:  # the channel's result is final: it must still be written
+        # A measurement's failure is already a ThreadFailure; what reaches here is hspc-gen's
+        # own defect. The finished channel search still ends with its header and reports, and
+        # the run says what failed (exit 1), with the traceback for the report.
+        trace = "".join(traceback.format_exception(bug))
+        return ThreadFailure(Status.crashed, f"{INTERNAL_ERROR}: {bug!r}\n{trace}")
 
 
 def _search_result(

@@ -101,6 +101,13 @@ class Sample:
     """Time the threads spent runnable but not running (waiting for a CPU), summed; -1 when the
     kernel does not expose it (or the record is older)."""
 
+    def __post_init__(self) -> None:
+        # A sample that moved nothing or took no time measured nothing: the harness's parser
+        # makes it its arm's failure (harness.parse_samples), and a stored one is unreadable.
+        if self.events <= 0 or not self.wall_ns > 0:
+            said = f"{self.events} events in {self.wall_ns} ns"
+            raise ValueError(f"a sample of {self.arm} moved {said}")
+
     @property
     def disturbed(self) -> bool:
         """Whether the threads waited for a CPU long enough to make this a different measurement

@@ -91,16 +91,15 @@ def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
     return RecordKey(base.fingerprint, f"threads-{digest}", base.compiler, base.flags)
 
 
-def _per_event(samples: Sequence[ThreadSample], ns: Callable[[ThreadSample], float]) -> list[float]:
-    """ns(sample) per event, for the samples that carried any (one that failed carried none)."""
-    return [ns(s) / s.sample.events for s in samples if s.sample.events > 0]
+def _per_event(samples: Sequence[ThreadSample], ns: Callable[[ThreadSample], float]) -> float:
+    """The median of ns(sample) per event (every sample moved events: `Sample` holds to it)."""
+    return float(np.median([ns(s) / s.sample.events for s in samples]))
 
 
 def _events(samples: Sequence[ThreadSample]) -> int:
     """Events per producer for a sample of one pair to last THREAD_SAMPLE_SECONDS of wall time
     (waits included: a channel that hands buffers over often spends its time there)."""
-    walls = _per_event(samples, lambda s: s.sample.wall_ns)
-    per_event_ns = max(float(np.median(walls)) if walls else 1.0, 1.0)
+    per_event_ns = max(_per_event(samples, lambda s: s.sample.wall_ns), 1.0)
     events = THREAD_SAMPLE_SECONDS * 1e9 / per_event_ns
     return int(min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, events)))
 
@@ -108,11 +107,9 @@ def _events(samples: Sequence[ThreadSample]) -> int:
 def _cost(samples: Sequence[ThreadSample]) -> WorkCost:
     """Per-event CPU time of each side, from the pair's own samples (work plus the channel)."""
     floor = 1.0  # ns: a side that does nothing still costs something to move an event
-    producer = _per_event(samples, lambda s: s.sample.cpu_ns_producer)
-    consumer = _per_event(samples, lambda s: s.sample.cpu_ns_consumer)
     return WorkCost(
-        max(float(np.median(producer)) if producer else floor, floor),
-        max(float(np.median(consumer)) if consumer else floor, floor),
+        max(_per_event(samples, lambda s: s.sample.cpu_ns_producer), floor),
+        max(_per_event(samples, lambda s: s.sample.cpu_ns_consumer), floor),
     )
 
 

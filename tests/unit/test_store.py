@@ -96,6 +96,25 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_reported(tmp_path: Path) ->
     assert loaded.skipped[0].startswith(f"{path}:2:")
 
 
+def test_a_sample_that_moved_nothing_cannot_be_made_and_a_stored_one_is_unreadable(
+    tmp_path: Path,
+) -> None:
+    """No Sample moves zero events or takes no time (the statistics divide by both): such a
+    stored line, written before the harness's parser made it a failure, is reported and
+    measured again, never replayed."""
+    for events, wall_ns in ((0, 1e6), (10, 0.0), (-1, 1e6)):
+        with pytest.raises(ValueError, match="moved"):
+            Sample("c1", 0, events, wall_ns, 1.0, 1.0, 0, 0, 0, True)
+    document = record("c1").to_dict()
+    document["samples"]["events"][0] = 0
+    path = tmp_path / store_file_name(KEY.fingerprint)
+    path.write_text(json.dumps(document) + "\n" + json.dumps(record("c2").to_dict()) + "\n")
+    loaded = read_records(path)
+    assert [r.arm for r in loaded.records] == ["c2"]
+    (skipped,) = loaded.skipped
+    assert skipped.startswith(f"{path}:1:") and "moved 0 events" in skipped
+
+
 def test_missing_store_is_empty(tmp_path: Path) -> None:
     assert read_records(tmp_path / "none.jsonl").records == ()
     assert RecordStore(tmp_path / "new", "h").records() == ()
