@@ -111,6 +111,8 @@ def banner(search: SearchResult) -> tuple[str, ...]:
     if confirmed.efficiency is not None:
         efficiency = _figure_text(confirmed.efficiency, "{:.3f}")
         lines.append(f"efficiency: {efficiency} (1.0 = the slower side alone)")
+    if confirmed.unresolved:
+        lines.append("efficiency: unresolved (the channel measured faster than a side alone)")
     if confirmed.latency_bound_ns is not None:
         lines.append(_bound_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
     decision = confirmed.decision

@@ -140,12 +140,14 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     confirmation = confirm(searched, settings, machinery)  # confirm
     winner = searched.winner
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
+    remeasured = None
     if confirmation is not None:
         winner = (
             confirmation.step.winner()
             or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
             or winner
         )
+        remeasured = remeasure(confirmation, searched, winner, settings, machinery)
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
     elapsed = time.monotonic() - context.started
@@ -158,7 +160,7 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         store=machinery.store,
         calibrated=context.calibrated,
     )
-    found = _search_result(searched, confirmation, winner, settings)
+    found = _search_result(searched, (confirmation, remeasured), winner, settings)
     return TuneResult(info, winner, found, advice)
 
 
@@ -231,13 +233,43 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
         return None
     history = [e.step for e in searched.evaluations]
     batch = tune.confirmation_batch(history, searched.winner, settings.effort)
-    last = settings.stages[-1]
-    lines = (*last.baselines, *(b for b in tune.CONFIRM_LINES if b not in last.baselines))
-    stage = dataclasses.replace(last, baselines=lines)
+    stage = _confirming(settings)
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
     fresh = dataclasses.replace(
         settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
+    )
+    return evaluate_every_round(
+        batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
+    )
+
+
+def _confirming(settings: tune.Settings) -> tune.StageSpec:
+    """The last stage, with the lines the confirmation times beside the reported figures."""
+    last = settings.stages[-1]
+    lines = (*last.baselines, *(b for b in tune.CONFIRM_LINES if b not in last.baselines))
+    return dataclasses.replace(last, baselines=lines)
+
+
+def remeasure(
+    confirmation: Evaluation,
+    searched: Searched,
+    winner: ChannelParams,
+    settings: tune.Settings,
+    machinery: Machinery,
+) -> Evaluation | None:
+    """The winner and its baselines measured once more in a fresh process when the
+    confirmation's figures cannot be true (the channel faster than a side alone); None when
+    they can be. What the second measurement shows is reported, or the figure is unresolved."""
+    said = findings.confirmed(confirmation, winner, settings.objective).unresolved
+    if not said:
+        return None
+    machinery.show(f"measuring the winner and its baselines again: {said}")
+    rounds = confirmation.step.batch.rounds
+    batch = make_batch("confirm", "remeasure", [winner], winner, rounds)
+    stage = _confirming(settings)
+    fresh = dataclasses.replace(
+        settings, seed=settings.seed + 2, deadline=tune.confirm_deadline(settings, batch, stage)
     )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
@@ -278,16 +310,19 @@ def threads_for(
 
 def _search_result(
     searched: Searched,
-    confirmation: Evaluation | None,
+    confirmations: tuple[Evaluation | None, Evaluation | None],
     winner: ChannelParams,
     settings: tune.Settings,
 ) -> SearchResult:
-    every = (*searched.evaluations, *([confirmation] if confirmation else []))
-    counts = sum((e.counts for e in every), PlanCounts())  # the confirmation's plans too
+    """The typed result; `confirmations` is the confirmation and the winner's re-measure (when
+    the confirmation's figures could not be true)."""
+    confirmation, remeasured = confirmations
+    every = (*searched.evaluations, *(e for e in confirmations if e is not None))
+    counts = sum((e.counts for e in every), PlanCounts())  # the confirmations' plans too
     confirmed = None
     if confirmation is not None:
         bound = settings.max_latency_ns
-        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound)
+        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound, remeasured)
     return SearchResult(
         winner=winner,
         confirmed=confirmed,

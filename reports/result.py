@@ -25,7 +25,8 @@ RESULT_SCHEMA_VERSION = 3
 3: the parameters hold spin_ns (searched), the winner no longer a spin_ns of its own; the host's
 wait costs (host_timings). Additions older readers take as absent: each candidate's paired cost
 over its step's winner (cost_vs_winner), each step's limit lines from its own rounds (baselines),
-p0_parallel among them."""
+p0_parallel among them; why an efficiency that cannot be true is not given
+(efficiency_unresolved) and why the figures are a second measurement's (remeasured)."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
@@ -93,6 +94,8 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
         },
         "baselines": baselines(confirmed.baselines) if confirmed else {},
         "efficiency": figure(confirmed.efficiency) if confirmed else None,
+        "efficiency_unresolved": confirmed.unresolved or None if confirmed else None,
+        "remeasured": confirmed.remeasured or None if confirmed else None,
         "latency_bound": _bound(confirmed) if confirmed else None,
         "confirmation": step(confirmed.decision) if confirmed else None,
         "decisions": [step(s) for s in search.trail],

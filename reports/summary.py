@@ -68,7 +68,8 @@ def _measured(search: SearchResult) -> list[str]:
     confirmed = search.confirmed
     if confirmed is None:
         return ["- channel: not measured"]
-    lines = [f"- channel: {_rate(confirmed.rate)}"]
+    doubt = " (unresolved: see efficiency)" if confirmed.unresolved else ""
+    lines = [f"- channel: {_rate(confirmed.rate)}{doubt}"]
     latency = confirmed.latency_ns
     if latency is not None:
         lines.append(
@@ -76,7 +77,8 @@ def _measured(search: SearchResult) -> list[str]:
             f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
     for name, summary in sorted(confirmed.baselines.items()):
-        lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}")
+        side = doubt if name in ("producer_alone", "consumer_alone") else ""
+        lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}{side}")
     if confirmed.latency_bound_ns is not None:
         lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
     efficiency = confirmed.efficiency
@@ -85,6 +87,13 @@ def _measured(search: SearchResult) -> list[str]:
             f"- efficiency: {efficiency.median:.3f} (95% CI {efficiency.ci95_low:.3f} to "
             f"{efficiency.ci95_high:.3f}); "
             "1.0 = as fast as the slower of producer and consumer alone"
+        )
+    if confirmed.unresolved:
+        lines.append(f"- efficiency: unresolved: {confirmed.unresolved}")
+    if confirmed.remeasured:
+        lines.append(
+            "- these figures are from a second measurement of the winner: the confirmation's"
+            f" could not be true ({confirmed.remeasured})"
         )
     return lines
 

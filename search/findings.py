@@ -4,6 +4,7 @@ figures are computed here, once; reports and the header's banner only format the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
@@ -118,8 +119,31 @@ def confirmed(
     winner: ChannelParams,
     objective: Objective,
     latency_bound_ns: float | None = None,
+    remeasured: Evaluation | None = None,
 ) -> Confirmed:
-    """The confirmation's figures for the winner, with its baselines, from that run only."""
+    """The confirmation's figures for the winner, with its baselines, from that run only; or,
+    when the confirmation's figures could not be true and the winner was measured again
+    (`remeasured`), from that measurement if its figures can be (the decision stays the
+    confirmation's). A figure that cannot be true either time is reported unresolved."""
+    first = _figures(evaluation, winner, objective, latency_bound_ns)
+    if remeasured is None or not first.unresolved:
+        return first
+    second = _figures(remeasured, winner, objective, latency_bound_ns)
+    if second.rate is None or second.unresolved:
+        return dataclasses.replace(first, unresolved=f"{first.unresolved}; {REMEASURED_TOO}")
+    return dataclasses.replace(second, decision=first.decision, remeasured=first.unresolved)
+
+
+REMEASURED_TOO = "measured again, the same"
+SIDES_ALONE = ("producer_alone", "consumer_alone")
+EFFICIENCY_BOUND = 1.0
+"""The pair cannot move events faster than its slower side alone: an efficiency above this is
+a measurement that went wrong (baselines on other CPUs, a host that moved), not a result."""
+
+
+def _figures(
+    evaluation: Evaluation, winner: ChannelParams, objective: Objective, bound: float | None
+) -> Confirmed:
     summaries = evaluation.step.decision.summaries
     winner_id = next((c.id for c in evaluation.step.batch.candidates if c.params == winner), None)
     samples = stats.group_by_arm(evaluation.race.samples)
@@ -129,18 +153,46 @@ def confirmed(
         for arm in BASELINE_ARMS
         if (summary := _measured(summaries.get(arm))) is not None
     }
+    rate = _measured(summaries.get(winner_id or ""))
+    efficiency = None
+    if winner_id and not latency:
+        efficiency = _figure(stats.efficiency(samples, winner_id))
+    unresolved = impossible(efficiency, rate, figures)
     return Confirmed(
         winner_id=winner_id,
-        rate=_measured(summaries.get(winner_id or "")),
+        rate=rate,
         latency_ns=_figure(stats.latency(samples.get(winner_id or "", ()))) if latency else None,
-        efficiency=_figure(stats.efficiency(samples, winner_id))
-        if winner_id and not latency
-        else None,
+        efficiency=None if unresolved else _bounded(efficiency),
         baselines=figures,
         decision=step(evaluation),
-        latency_bound_ns=latency_bound_ns,
+        latency_bound_ns=bound,
         latency_p99_ns=_p99(samples.get(latency_arm(winner_id or ""), ())),
+        unresolved=unresolved,
     )
+
+
+def impossible(
+    efficiency: Figure | None, rate: Summary | None, baselines: Mapping[str, Summary]
+) -> str:
+    """Why these figures cannot be true, or "": the channel faster than its slower side alone."""
+    if efficiency is None or not efficiency.median > EFFICIENCY_BOUND:
+        return ""
+    sides = {arm: baselines[arm] for arm in SIDES_ALONE if arm in baselines}
+    said = f"efficiency {efficiency.median:.3f}"
+    if rate is not None and sides:
+        slower = min(sides, key=lambda arm: (sides[arm].median, arm))
+        said += (
+            f": the channel measured {rate.median / 1e6:.4g} M events/s, faster than {slower}"
+            f" at {sides[slower].median / 1e6:.4g} M"
+        )
+    return f"{said}, which cannot be (the baselines did not measure what the channel met)"
+
+
+def _bounded(efficiency: Figure | None) -> Figure | None:
+    """The interval within what can be: its part above EFFICIENCY_BOUND holds no true value."""
+    if efficiency is None:
+        return None
+    return dataclasses.replace(efficiency, ci95_high=min(efficiency.ci95_high, EFFICIENCY_BOUND))
 
 
 def _p99(samples: Sequence[Sample]) -> Figure | None:

@@ -87,6 +87,12 @@ class Confirmed:
     decision: Step
     latency_bound_ns: float | None = None  # constraints.max_latency_us, when it was checked
     latency_p99_ns: Figure | None = None  # the winner's p99 wait under a paced load
+    unresolved: str = ""
+    """Why the efficiency is not reported although it was measured: the channel measured faster
+    than a side alone (which cannot be), in the confirmation and again when re-measured."""
+    remeasured: str = ""
+    """Why the winner was measured again, when its figures come from that second measurement
+    (the confirmation's could not be true)."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ build and run, and the real record store, racing and decisions do the rest."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -12,8 +13,13 @@ import pytest
 
 from hspc_gen.batch import Machinery, evaluate_every_round
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Searched, _build_holding, confirm, search
+from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.pipeline import Searched, _build_holding, _search_result, confirm, remeasure, search
 from hspc_gen.reports.outcome import _in_their_code
+from hspc_gen.reports.result import document as result_document
+from hspc_gen.reports.summary import render as render_summary
+from hspc_gen.search.findings import REMEASURED_TOO
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
@@ -239,3 +245,77 @@ def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
 )
 def test_only_a_death_inside_the_users_code_is_blamed_on_it(cause: str, theirs: bool) -> None:
     assert _in_their_code(cause) is theirs
+
+
+class SlowBaselines(fr.SimulatedToolchain):
+    """Baselines measured far slower than the channel (as on other CPUs than its own), in the
+    plans of the seeds listed: figures that cannot be true."""
+
+    def __init__(self, seeds: set[int]) -> None:
+        super().__init__()
+        self.seeds = seeds
+        self.plans: list[Plan] = []
+
+    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+        self.plans.append(plan)
+        result = super().run(built, prepared, plan)
+        if plan.seed not in self.seeds:
+            return result
+        slow = tuple(
+            dataclasses.replace(s, wall_ns=s.wall_ns * 3) if s.arm.endswith("_alone") else s
+            for s in result.samples
+        )
+        return dataclasses.replace(result, samples=slow)
+
+
+def confirmed_with(tmp_path: Path, toolchain: SlowBaselines) -> tuple[SearchResult, set[int]]:
+    """The search, its confirmation and (when its figures cannot be true) the re-measure: the
+    result, and the seeds of the plans the confirmations ran."""
+    s = settings()
+    searched = run_search(tmp_path, toolchain, s)
+    before = len(toolchain.plans)
+    mach = machinery(tmp_path, toolchain)
+    confirmation = confirm(searched, s, mach)
+    assert confirmation is not None
+    winner = confirmation.step.winner() or searched.winner
+    again = remeasure(confirmation, searched, winner, s, mach)
+    seeds = {plan.seed for plan in toolchain.plans[before:]}
+    return _search_result(searched, (confirmation, again), winner, s), seeds
+
+
+def test_figures_that_cannot_be_true_are_measured_again_and_then_reported_unresolved(
+    tmp_path: Path,
+) -> None:
+    """A channel faster than a side alone is not a result: the winner and its baselines are
+    measured again in a fresh process; when that agrees with the physics its figures are
+    reported (and said to be a second measurement's), else the efficiency is unresolved."""
+    seed = settings().seed
+    result, plans = confirmed_with(tmp_path / "sound", SlowBaselines(set()))
+    sound = result.confirmed
+    assert sound is not None and not sound.unresolved and not sound.remeasured
+    assert plans == {seed + 1}
+    assert sound.efficiency is not None and sound.efficiency.ci95_high <= 1.0
+
+    result, plans = confirmed_with(tmp_path / "once", SlowBaselines({seed + 1}))
+    once = result.confirmed
+    assert once is not None and plans == {seed + 1, seed + 2} and not once.unresolved
+    assert once.remeasured.startswith("efficiency ") and "which cannot be" in once.remeasured
+    assert once.efficiency is not None and once.efficiency.median <= 1.0
+    assert "from a second measurement of the winner" in summary_of(result)
+
+    result, plans = confirmed_with(tmp_path / "twice", SlowBaselines({seed + 1, seed + 2}))
+    twice = result.confirmed
+    assert twice is not None and plans == {seed + 1, seed + 2} and twice.efficiency is None
+    assert "faster than" in twice.unresolved and twice.unresolved.endswith(REMEASURED_TOO)
+    text = summary_of(result)
+    assert "- efficiency: unresolved: efficiency " in text
+    assert "- efficiency: 1." not in text and "(unresolved: see efficiency)" in text
+    assert result_document(TuneResult(RUN, result.winner, result, ESTIMATED))["efficiency"] is None
+
+
+RUN = RunInfo("t", 64, Objective.throughput, Effort.quick, 60.0, 30.0, {}, "CPU", "fp", "0")
+ESTIMATED = ThreadAdvice(1, 1, 1, (0, 1), (0, 1), pinned=False)
+
+
+def summary_of(result: SearchResult) -> str:
+    return render_summary(TuneResult(RUN, result.winner, result, ESTIMATED))
