@@ -185,7 +185,9 @@ def search(
     share of the time plan (`search.schedule`)."""
     stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
     plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
-    best, evaluations, exhausted, builds = start, [], False, []
+    # Until the placement step asks where the threads run, every candidate runs on one pair of
+    # CPUs: unpinned, each sample would measure wherever the scheduler put it that time.
+    best, evaluations, exhausted, builds = space.measured_at(start), [], False, []
     done: list[tuple[int, str]] = []
     spent: list[tuple[int, float]] = []
     for index, stage in enumerate(settings.stages):
@@ -213,6 +215,8 @@ def search(
                 best = winner
                 on_improve(best)
         done.extend(plan.stage_keys(index))  # what the stage did not propose is not ahead
+    if not evaluations:  # nothing measured: the start's own placement, not the measuring one
+        best = start
     return Searched(best, tuple(evaluations), exhausted, tuple(spent), tuple(builds))
 
 

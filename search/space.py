@@ -293,6 +293,24 @@ class Space:
             huge_pages=self.huge_pages_fixed or 0,
         )
 
+    def measurement_pair(self) -> tuple[int, int]:
+        """Where the search measures its candidates while placement is not the question: the
+        first pinned placement that is not two SMT siblings (two cores sharing a cache, the
+        paper's CMP placement), so every candidate of a step runs on the same two CPUs rather
+        than wherever the scheduler puts it that sample. Unpinned when pinning is not allowed
+        or there is no such pair."""
+        siblings = {frozenset(pair) for pair in self.host.sibling_pairs}
+        pinned = [p for p in self.placements if p != UNPINNED_CPUS and frozenset(p) not in siblings]
+        return pinned[0] if pinned else UNPINNED_CPUS
+
+    def measured_at(self, params: ChannelParams) -> ChannelParams:
+        """`params` pinned to the measurement pair, if it is unpinned (a placement the search
+        was given stays where it is)."""
+        if (params.producer_cpu, params.consumer_cpu) != UNPINNED_CPUS:
+            return params
+        producer, consumer = self.measurement_pair()
+        return params.replace(producer_cpu=producer, consumer_cpu=consumer)
+
     def grid(self) -> tuple[tuple[int, int], ...]:
         """Every allowed (buffers, buffer_bytes) pair, fewest and smallest first."""
         return tuple(

@@ -79,6 +79,18 @@ def test_the_search_finds_the_planted_point_and_skips_what_does_not_build(tmp_pa
     assert not winners & {a for e in searched.evaluations for a in e.race.arm_status}
 
 
+def test_every_step_measures_on_one_pair_of_cpus_until_the_placement_step(tmp_path: Path) -> None:
+    """Candidates of a step run on the same two CPUs, and their baselines with them, while
+    placement is not the question; the placement step races unpinned against the pinned."""
+    searched = run_search(tmp_path, fr.SimulatedToolchain())
+    for evaluation in searched.evaluations:
+        batch = evaluation.step.batch
+        where = {(c.params.producer_cpu, c.params.consumer_cpu) for c in batch.candidates}
+        home = (batch.incumbent.params.producer_cpu, batch.incumbent.params.consumer_cpu)
+        assert home == (0, 1)  # the baselines' CPUs: the incumbent's (harness.plan_text)
+        assert where == ({(-1, -1), (0, 1)} if batch.step == "placement" else {(0, 1)})
+
+
 def test_a_rerun_with_the_same_records_builds_and_measures_nothing(tmp_path: Path) -> None:
     cold = run_search(tmp_path, fr.SimulatedToolchain())
     toolchain = fr.SimulatedToolchain()
@@ -141,7 +153,8 @@ def test_the_confirmation_meets_real_alternatives_and_reuses_the_build_holding_t
     assert len(winner_placements) == 1  # the winner itself, not a copy of it in another place
     pinned = searched.winner.replace(producer_cpu=0, consumer_cpu=1)
     again = confirmation_batch(history, pinned, s.effort)  # a pinned winner, not its own copy
-    assert sum(c.params.replace(producer_cpu=-1, consumer_cpu=-1) == searched.winner
+    code = searched.winner.replace(producer_cpu=-1, consumer_cpu=-1)
+    assert sum(c.params.replace(producer_cpu=-1, consumer_cpu=-1) == code
                for c in again.candidates) == 1  # fmt: skip
     held = _build_holding(searched, batch, s.stages[-1].workload)
     assert held is not None and held.batch.step == "primitive"  # its build holds all three

@@ -140,6 +140,24 @@ def test_placements_follow_the_affinity_mask() -> None:
     assert placements(single, PinThreads.always) == (UNPINNED_CPUS,)
 
 
+def test_the_search_measures_on_two_cores_sharing_a_cache_until_placement_is_asked() -> None:
+    """The measurement pair: the first pinned placement that is not SMT siblings; unpinned when
+    pinning is not allowed or no two cores are; a placement given stays."""
+    assert space().measurement_pair() == (0, 1)
+    assert space(host=SMT_8).measurement_pair() == placements(SMT_8, PinThreads.auto)[1]
+    assert space(host=SMT_8).measurement_pair() not in SMT_8.sibling_pairs
+    assert space(pin=PinThreads.never).measurement_pair() == UNPINNED_CPUS
+    masked = HostShape(8, (2, 6), 4, 2, ((0, 4), (1, 5), (2, 6), (3, 7)), (tuple(range(8)),))
+    assert space(host=masked).measurement_pair() == UNPINNED_CPUS  # only siblings allowed
+    start = space().start()
+    assert (start.producer_cpu, start.consumer_cpu) == UNPINNED_CPUS
+    measured = space().measured_at(start)
+    assert (measured.producer_cpu, measured.consumer_cpu) == (0, 1)
+    assert measured.replace(producer_cpu=-1, consumer_cpu=-1) == start
+    given = start.replace(producer_cpu=1, consumer_cpu=0)
+    assert space().measured_at(given) == given
+
+
 def test_start_point_is_inside_the_space() -> None:
     s = space()
     start = s.start()
