@@ -73,6 +73,8 @@ EXPECTED = {
     "2s-8c-2t": Expected("0-31", 2, 16, 2, 2, ("0-7,16-23", "8-15,24-31"), ("CMP", "SMP", "SMT")),
     "1s-8c-split-l3": Expected("0-15", 1, 8, 2, 1, ("0-7", "8-15"), ("CMP", "SMT")),
     "epyc-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
+    "epyc-genoa-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
+    "vm-16c": Expected("0-15", 1, 16, 1, 1, ("0-15",), ("CMP",)),
 }
 
 
@@ -286,8 +288,10 @@ def load_make_trees(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     spec = importlib.util.spec_from_file_location("make_trees", DATA / "make_trees.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    # dataclasses resolves the module's annotations through sys.modules.
+    # dataclasses resolves the module's annotations through sys.modules; make_trees imports
+    # make_matrices from beside it.
     monkeypatch.setitem(sys.modules, "make_trees", module)
+    monkeypatch.syspath_prepend(str(DATA))
     spec.loader.exec_module(module)
     return module
 
