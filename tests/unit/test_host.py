@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import filecmp
-import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import sysfs_scripts
 
 from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
@@ -284,22 +282,10 @@ def test_compiler_version_names_a_compiler(monkeypatch: pytest.MonkeyPatch, tmp_
     assert compiler_version.__wrapped__() == "unknown"
 
 
-def load_make_trees(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_trees", DATA / "make_trees.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolves the module's annotations through sys.modules; make_trees imports
-    # make_matrices from beside it.
-    monkeypatch.setitem(sys.modules, "make_trees", module)
-    monkeypatch.syspath_prepend(str(DATA))
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_generated_trees_are_what_the_script_writes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    load_make_trees(monkeypatch).generate_all(tmp_path)
+    sysfs_scripts.load("make_trees", monkeypatch).generate_all(tmp_path)
     generated = sorted(p.name for p in tmp_path.iterdir())
     assert set(generated) <= {*TREES, "cgroup"}
     for name in generated:

@@ -23,9 +23,9 @@ from hspc_gen.search.store import RecordStore
 CPUS = sorted(os.sched_getaffinity(0))
 
 
-def measure(cache: Path, host: Host, *, measure: bool = True, **kw: bool) -> TopologyOutcome:
+def measure(cache: Path, host: Host, *, measure: bool = True) -> TopologyOutcome:
     store = RecordStore(cache / "records", host.fingerprint)
-    return probe.host_topology(host, store, cache, "c++", measure=measure, **kw)
+    return probe.host_topology(host, store, cache, "c++", measure=measure)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +141,7 @@ def test_the_probe_skips_a_cpu_it_may_not_use_and_refuses_bad_flags(
 def test_the_probe_measures_a_pair_both_ways(measured: tuple[Path, TopologyOutcome]) -> None:
     cache, _ = measured
     a, b = CPUS[:2]
-    argv = [built(cache), "--samples=5", "--round-trips=20", "--block-bytes=4096"]
+    argv = [str(built(cache)), "--samples=5", "--round-trips=20", "--block-bytes=4096"]
     done = subprocess.run([*argv, f"--pairs={a}:{b},{b}:{a}"], capture_output=True, check=True)
     document = json.loads(done.stdout)
     assert [(p["a"], p["b"]) for p in document["pairs"]] == [(a, b), (b, a)]

@@ -6,15 +6,14 @@ is the synthetic one of make_matrices.py: the whole plan runs without the hardwa
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import random
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import sysfs_scripts
 
 from hspc_gen.host import Host, read_host
 from hspc_gen.model.topology import Matrix, Topology
@@ -33,19 +32,11 @@ SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 Truth = Callable[[int, int], str]
 
 
-def load(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(SYSFS))
-    spec = importlib.util.spec_from_file_location(name, SYSFS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, name, module)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def make(monkeypatch: pytest.MonkeyPatch) -> tuple[ModuleType, ModuleType]:
-    return load("make_trees", monkeypatch), load("make_matrices", monkeypatch)
+    return sysfs_scripts.load("make_trees", monkeypatch), sysfs_scripts.load(
+        "make_matrices", monkeypatch
+    )
 
 
 def big_host(make_trees: ModuleType, root: Path, **shape: object) -> Host:
