@@ -111,6 +111,7 @@ def classify(host: Host, matrix: Matrix) -> Topology:
         for i, (name, group, count) in enumerate(zip(names, groups, counts, strict=True))
     )
     disagreements = _disagreements(classes, groups, relation, homes(counts))
+    disagreements += moved(matrix, classes, matrix.repeats, relation)
     sysfs_kind = host.kind
     return Topology(matrix, classes, disagreements, measured_kind(classes, sysfs_kind), sysfs_kind)
 
@@ -297,6 +298,42 @@ def _order(faster: LatencyClass, slower: LatencyClass) -> Disagreement:
         len(slower.pairs),
         text,
     )
+
+
+def moved(
+    matrix: Matrix,
+    classes: Sequence[LatencyClass],
+    repeats: Sequence[tuple[int, int, float]],
+    relation: Relations,
+) -> tuple[Disagreement, ...]:
+    """Pairs measured again (`repeats`: a, b, the new median) that moved by GAP_RATIO or more
+    from the matrix's median: the host moves these CPUs about (a guest's vCPUs on the physical
+    machine), or other load disturbed them; one disagreement for all, the largest move named."""
+    found = [(matrix.pair(a, b), again) for a, b, again in repeats]
+    changed = [(p, t, _ratio(p.round_trip_ns, t)) for p, t in found if p is not None]
+    changed = [c for c in changed if c[2] >= GAP_RATIO]
+    if not changed:
+        return ()
+    first, again, _ = max(changed, key=lambda c: c[2])
+    name = next((c.name for c in classes if first.cpus in c.pairs), "?")
+    load = " (other load ran meanwhile)" if matrix.busy else ""
+    text = (
+        f"{len(changed)} of {len(repeats)} pair(s) measured again moved by {GAP_RATIO}x or more"
+        f"{load}, e.g. CPUs {first.a} and {first.b}: {first.round_trip_ns:.0f} ns, then"
+        f" {again:.0f} ns: the host moves these CPUs about (a guest's vCPUs on the physical"
+        " machine), so the classes are one moment's and a placement by CPU number may not keep"
+        " its class"
+    )
+    pairs = tuple(c[0].cpus for c in changed)[:EXAMPLE_PAIRS]
+    return (
+        Disagreement(
+            DisagreementKind.moved, relation(first.a, first.b), name, pairs, len(changed), text
+        ),
+    )
+
+
+def _ratio(x: float, y: float) -> float:
+    return max(x, y) / min(x, y)
 
 
 def measured_kind(classes: Sequence[LatencyClass], sysfs_kind: tuple[str, ...]) -> tuple[str, ...]:

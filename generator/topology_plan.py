@@ -5,8 +5,10 @@ grows with the CPUs rather than with their square: every CPU against two referen
 each CPU against the next (adjacent-numbered siblings and cache groups) and against the CPU half
 the machine on (siblings as Linux numbers x86 threads), and PER_RELATION pairs of every relation
 sysfs declares. The second round re-measures each pair alone in its class (a sample that took a
-time slice looks like a class of its own) and, beyond ALL_PAIRS_UP_TO, checks each measured class
-with CHECKS_PER_CLASS pairs not yet measured that the first round predicts in it.
+time slice looks like a class of its own), each class's median pair and STABILITY_PAIRS others
+(a host that moves its CPUs, as a cloud guest's vCPUs move on the physical machine, shows it
+there), and beyond ALL_PAIRS_UP_TO checks each measured class with CHECKS_PER_CLASS pairs not yet
+measured that the first round predicts in it.
 
 The choice is seeded: the same host gives the same pairs.
 """
@@ -16,6 +18,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from hspc_gen.host import Host
 from hspc_gen.model.topology import PairTiming
@@ -24,6 +29,7 @@ from hspc_gen.topology import Predictor, Relations, cluster
 ALL_PAIRS_UP_TO = 32
 PER_RELATION = 8
 CHECKS_PER_CLASS = 4
+STABILITY_PAIRS = 4  # measured pairs measured again, besides each class's median pair
 SEED = 20070326
 
 Pair = tuple[int, int]
@@ -60,15 +66,50 @@ def _pair(a: int, b: int) -> Pair:
     return (min(a, b), max(a, b))
 
 
-def second_round(cpus: Sequence[int], measured: Sequence[PairTiming]) -> tuple[Pair, ...]:
-    """The pairs measured again (alone in their class) and, on many CPUs, the check pairs."""
+@dataclass(frozen=True)
+class SecondRound:
+    """What the second round measures: pairs again (the lower median stands), pairs again to
+    see whether they keep their class (the host may move its CPUs), and new check pairs."""
+
+    again: tuple[Pair, ...] = ()
+    stability: tuple[Pair, ...] = ()
+    checks: tuple[Pair, ...] = ()
+
+    @property
+    def pairs(self) -> tuple[Pair, ...]:
+        return tuple(sorted({*self.again, *self.stability, *self.checks}))
+
+
+def second_round(cpus: Sequence[int], measured: Sequence[PairTiming]) -> SecondRound:
+    """Each pair alone in its class again; each class's pair nearest its median and
+    STABILITY_PAIRS others again, to compare; on many CPUs, the check pairs."""
     labels = cluster([p.round_trip_ns for p in measured])
     sizes = Counter(labels)
     again = {p.cpus for p, label in zip(measured, labels, strict=True) if sizes[label] == 1}
     if len(measured) < 3:  # one or two pairs: nothing to stand apart from
         again = set()
-    if len(cpus) <= ALL_PAIRS_UP_TO:
-        return tuple(sorted(again))
+    stability = _stability(measured, labels) - again
+    checks: set[Pair] = set()
+    if len(cpus) > ALL_PAIRS_UP_TO:
+        checks = _checks(cpus, measured, labels)
+    return SecondRound(tuple(sorted(again)), tuple(sorted(stability)), tuple(sorted(checks)))
+
+
+def _stability(measured: Sequence[PairTiming], labels: Sequence[int]) -> set[Pair]:
+    chosen: set[Pair] = set()
+    for label in sorted(set(labels)):
+        members = [p for p, n in zip(measured, labels, strict=True) if n == label]
+        median = float(np.median([p.round_trip_ns for p in members]))
+        chosen.add(min(members, key=lambda p: (abs(p.round_trip_ns - median), p.cpus)).cpus)
+    rng = random.Random(SEED + 2)
+    pairs = [p.cpus for p in measured]
+    chosen.update(rng.sample(pairs, min(STABILITY_PAIRS, len(pairs))))
+    return chosen
+
+
+def _checks(
+    cpus: Sequence[int], measured: Sequence[PairTiming], labels: Sequence[int]
+) -> set[Pair]:
     predictor = Predictor([(p.cpus, label) for p, label in zip(measured, labels, strict=True)])
     done = {p.cpus for p in measured}
     candidates: dict[int, list[Pair]] = {}
@@ -76,7 +117,8 @@ def second_round(cpus: Sequence[int], measured: Sequence[PairTiming]) -> tuple[P
         if pair not in done and (label := predictor(pair)) is not None:
             candidates.setdefault(label, []).append(pair)
     rng = random.Random(SEED + 1)
+    chosen: set[Pair] = set()
     for label in sorted(candidates):
         pairs = candidates[label]
-        again.update(rng.sample(pairs, min(CHECKS_PER_CLASS, len(pairs))))
-    return tuple(sorted(again))
+        chosen.update(rng.sample(pairs, min(CHECKS_PER_CLASS, len(pairs))))
+    return chosen

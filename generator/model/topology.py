@@ -74,6 +74,7 @@ class Matrix:
     busy: bool = False  # other processes used the CPUs meanwhile: a quiet run measures again
     seconds: float = 0.0  # what building nothing and measuring took
     source: str = ""  # where a recorded matrix comes from, for a person
+    repeats: tuple[tuple[int, int, float], ...] = ()  # pairs measured again: their second median
 
     def pair(self, a: int, b: int) -> PairTiming | None:
         low, high = min(a, b), max(a, b)
@@ -96,6 +97,7 @@ class Matrix:
             self.busy,
             self.seconds,
             self.source,
+            tuple(r for r in self.repeats if r[0] in keep and r[1] in keep),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -112,6 +114,7 @@ class Matrix:
             "columns": list(PAIR_COLUMNS),
             "pairs": [p.row() for p in self.pairs],
             "skipped": [list(s) for s in self.skipped],
+            "repeats": [list(r) for r in self.repeats],
         }
 
     @classmethod
@@ -127,6 +130,7 @@ class Matrix:
         cpus = tuple(sorted(int(c) for c in data["cpus"]))
         pairs = tuple(sorted((_pair(row, set(cpus)) for row in data["pairs"]), key=_pair_key))
         skipped = tuple((int(a), int(b), str(why)) for a, b, why in data.get("skipped", ()))
+        repeats = tuple((int(a), int(b), float(t)) for a, b, t in data.get("repeats", ()))
         return cls(
             cpus,
             pairs,
@@ -137,6 +141,7 @@ class Matrix:
             bool(data.get("busy", False)),
             float(data.get("seconds", 0.0)),
             str(data.get("source", "")),
+            repeats,
         )
 
 
@@ -181,6 +186,7 @@ class DisagreementKind(StrEnum):
     merged = "merged"  # two sysfs relations measured alike
     order = "order"  # a relation sysfs says is nearer measures slower
     sibling_latency = "sibling_latency"  # pairs not declared siblings measure like siblings
+    moved = "moved"  # a pair measured twice landed in another class: the host moves its CPUs
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,18 @@ import numpy as np
 
 from hspc_gen import __version__, topology_plan
 from hspc_gen.host import Host
-from hspc_gen.model.topology import Matrix, PairTiming, TopologyOutcome, TopologyStatus
+from hspc_gen.model.topology import (
+    Matrix,
+    PairTiming,
+    Topology,
+    TopologyOutcome,
+    TopologyStatus,
+)
 from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
 from hspc_gen.search.records import MatrixRecord, RecordKey
 from hspc_gen.search.store import RecordStore
-from hspc_gen.topology import classify
+from hspc_gen.topology import Relations, classify, moved
 
 PROBE = "topology_main.cpp"
 SAMPLES = 21  # per pair and figure: a median that ten samples taking a time slice cannot move
@@ -63,7 +69,10 @@ def host_topology(
     key = record_key(host.fingerprint, compiler)
     known = stored(store, key, host.allowed_cpus)
     if known is not None and not again and _settled(known, measure=measure):
-        return TopologyOutcome(TopologyStatus.stored, classify(host, known))
+        topology = classify(host, known)
+        if not measure:
+            return TopologyOutcome(TopologyStatus.stored, topology)
+        return rechecked(host, topology, cache_dir, compiler)
     if not measure:
         return TopologyOutcome(
             TopologyStatus.not_measured,
@@ -81,6 +90,26 @@ def host_topology(
         return TopologyOutcome(TopologyStatus.failed, None, why)
     store.append(MatrixRecord(key, matrix))
     return TopologyOutcome(TopologyStatus.measured, classify(host, matrix))
+
+
+def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) -> TopologyOutcome:
+    """A stored topology, its classes' representative pairs measured again: a host that moved
+    its CPUs since (a guest's vCPUs on the physical machine) is said, not hidden."""
+    pairs = [c.representative for c in topology.classes]
+    if not pairs:
+        return TopologyOutcome(TopologyStatus.stored, topology)
+    try:
+        again = run_probe(program.built(cache_dir, compiler, PROBE), pairs)
+    except ProgramError as err:
+        why = f"its pairs could not be measured again to see whether they moved ({err})"
+        return TopologyOutcome(TopologyStatus.stored, topology, why)
+    repeats = [(p.a, p.b, p.round_trip_ns) for p in again.pairs]
+    found = moved(topology.matrix, topology.classes, repeats, Relations(host))
+    if not found:
+        return TopologyOutcome(TopologyStatus.stored, topology)
+    said = dataclasses.replace(topology, disagreements=(*topology.disagreements, *found))
+    note = "the CPU pairs moved since they were measured: " + found[0].text
+    return TopologyOutcome(TopologyStatus.stored, said, note)
 
 
 def _settled(known: Matrix, *, measure: bool) -> bool:
@@ -104,8 +133,8 @@ def measured(host: Host, cache_dir: Path, compiler: str, source: str = "") -> Ma
     busy_before = load.machine_busy()[0]
     before = load.cpu_times()
     first = run_probe(probe, topology_plan.first_round(host, cpus))
-    again = topology_plan.second_round(cpus, first.pairs)
-    matrix = merged(first, run_probe(probe, again)) if again else first
+    second = topology_plan.second_round(cpus, first.pairs)
+    matrix = merged(first, run_probe(probe, second.pairs), second) if second.pairs else first
     after = load.cpu_times()
     seconds = after.wall_s - before.wall_s
     busy_during = seconds >= load.QUIET_PROBE_SECONDS and load.busy(before, after)
@@ -152,18 +181,25 @@ def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
     return (round(float(median), 2), round(float(q1), 2), round(float(q3), 2))
 
 
-def merged(first: Matrix, second: Matrix) -> Matrix:
-    """The second round added to the first: of a pair measured twice, the lower median stands
-    (other load only ever adds time); a pair measured only then is a check pair."""
+def merged(first: Matrix, second: Matrix, plan: topology_plan.SecondRound) -> Matrix:
+    """The second round added to the first: of a pair measured again because it stood alone,
+    the lower median stands (other load only ever adds time); a pair measured again to compare
+    keeps its first median, the second in `repeats`; a new pair is a check pair."""
     pairs = {p.cpus: p for p in first.pairs}
+    repeats = list(first.repeats)
     for pair in second.pairs:
         known = pairs.get(pair.cpus)
         if known is None:
             pairs[pair.cpus] = dataclasses.replace(pair, check=True)
+        elif pair.cpus in plan.stability:
+            repeats.append((pair.a, pair.b, pair.round_trip_ns))
         elif pair.round_trip_ns < known.round_trip_ns:
             pairs[pair.cpus] = pair
     skipped = {(a, b): why for a, b, why in (*first.skipped, *second.skipped)}
     left_out = tuple((a, b, why) for (a, b), why in sorted(skipped.items()) if (a, b) not in pairs)
     return dataclasses.replace(
-        first, pairs=tuple(pairs[cpus] for cpus in sorted(pairs)), skipped=left_out
+        first,
+        pairs=tuple(pairs[cpus] for cpus in sorted(pairs)),
+        skipped=left_out,
+        repeats=tuple(sorted(repeats)),
     )

@@ -73,6 +73,7 @@ EXPECTED = {
     "epyc-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
     "epyc-genoa-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
     "vm-16c": Expected("0-15", 1, 16, 1, 1, ("0-15",), ("CMP",)),
+    "xeon-16c-vm": Expected("0-15", 1, 16, 1, 1, ("0-15",), ("CMP",)),
 }
 
 

@@ -16,13 +16,14 @@ import pytest
 import sysfs_scripts
 
 from hspc_gen.host import Host, read_host
-from hspc_gen.model.topology import Matrix, Topology
+from hspc_gen.model.topology import DisagreementKind, Matrix, Topology
 from hspc_gen.search.measure.topology import merged
 from hspc_gen.topology import Relations, classify
 from hspc_gen.topology_plan import (
     ALL_PAIRS_UP_TO,
     CHECKS_PER_CLASS,
     PER_RELATION,
+    STABILITY_PAIRS,
     all_pairs,
     first_round,
     second_round,
@@ -57,8 +58,8 @@ def measure(
         return matrix
 
     first = probe(first_round(host, cpus))
-    again = second_round(cpus, first.pairs)
-    matrix = merged(first, probe(again)) if again else first
+    second = second_round(cpus, first.pairs)
+    matrix = merged(first, probe(second.pairs), second) if second.pairs else first
     return matrix, classify(host, matrix)
 
 
@@ -135,9 +136,37 @@ def test_a_pair_alone_in_its_class_is_measured_again_and_the_lower_stands(
     slow = first.pairs[5]
     taken = dataclasses.replace(slow, round_trip_ns=900.0, round_trip_q1=850.0, round_trip_q3=950.0)
     first = dataclasses.replace(first, pairs=tuple(taken if p == slow else p for p in first.pairs))
-    again = second_round(host.allowed_cpus, first.pairs)
-    assert again == (slow.cpus,)
-    fixed = merged(first, make_matrices.probed(host, relation, again, rng, "test"))
-    assert [c.name for c in classify(host, fixed).classes] == ["shared_l3"]
+    second = second_round(host.allowed_cpus, first.pairs)
+    assert second.again == (slow.cpus,) and second.checks == ()
+    # Each class's median pair (the lone one is measured again anyway) and a few others.
+    assert 1 < len(second.stability) <= 1 + STABILITY_PAIRS and slow.cpus not in second.stability
+    fixed = merged(first, make_matrices.probed(host, relation, second.pairs, rng, "test"), second)
+    topology = classify(host, fixed)
+    assert [c.name for c in topology.classes] == ["shared_l3"]
+    assert topology.disagreements == ()  # the host kept its pairs: nothing moved
     assert not any(p.check for p in fixed.pairs)
-    assert second_round([0, 1], first.pairs[:1]) == ()  # one pair: nothing to stand apart from
+    assert sorted((a, b) for a, b, _ in fixed.repeats) == list(second.stability)
+    alone = second_round([0, 1], first.pairs[:1])  # one pair: nothing to stand apart from
+    assert alone.again == () and alone.stability == (first.pairs[0].cpus,)
+
+
+def test_a_host_that_moves_its_cpus_while_measured_is_said(
+    make: tuple[ModuleType, ModuleType],
+) -> None:
+    """A guest whose hidden siblings are CPUs i and i+8 in the first round, i and i+4 in the
+    second: the vCPUs moved on the physical host meanwhile."""
+    _, make_matrices = make
+    host = read_host(SYSFS / "vm-16c" / "sys")
+    declared = Relations(host)
+
+    def siblings_at(distance: int) -> Truth:
+        return lambda a, b: "smt_sibling" if abs(a - b) == distance else declared(a, b)
+
+    rng = random.Random(2)
+    first = make_matrices.probed(host, siblings_at(8), all_pairs(range(16)), rng, "test")
+    second = second_round(host.allowed_cpus, first.pairs)
+    moved = make_matrices.probed(host, siblings_at(4), second.pairs, rng, "test")
+    topology = classify(host, merged(first, moved, second))
+    said = [d for d in topology.disagreements if d.kind is DisagreementKind.moved]
+    assert len(said) == 1 and said[0].count >= 1
+    assert "the host moves these CPUs about" in said[0].text
