@@ -94,7 +94,7 @@ def host_topology(
 
 def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) -> TopologyOutcome:
     """A stored topology, its classes' representative pairs measured again: a host that moved
-    its CPUs since (a guest's vCPUs on the physical machine) is said, not hidden."""
+    its CPUs since (a guest's vCPUs on the physical machine) is said in the note."""
     pairs = [c.representative for c in topology.classes]
     if not pairs:
         return TopologyOutcome(TopologyStatus.stored, topology)
@@ -105,11 +105,10 @@ def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) ->
         return TopologyOutcome(TopologyStatus.stored, topology, why)
     repeats = [(p.a, p.b, p.round_trip_ns) for p in again.pairs]
     found = moved(topology.matrix, topology.classes, repeats, Relations(host))
-    if not found:
-        return TopologyOutcome(TopologyStatus.stored, topology)
-    said = dataclasses.replace(topology, disagreements=(*topology.disagreements, *found))
-    note = "the CPU pairs moved since they were measured: " + found[0].text
-    return TopologyOutcome(TopologyStatus.stored, said, note)
+    # The topology stays the one measured (its classes, its disagreements); the note says
+    # what this look found.
+    note = f"since the pairs were measured, {found[0].text}" if found else ""
+    return TopologyOutcome(TopologyStatus.stored, topology, note)
 
 
 def _settled(known: Matrix, *, measure: bool) -> bool:

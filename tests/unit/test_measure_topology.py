@@ -208,3 +208,23 @@ def test_a_probe_printing_no_matrix_is_an_error_of_the_program() -> None:
                 "pairs": [{"a": 0, "b": 1, "round_trip_ns": [], "block_ns": [1.0]}],
             }
         )
+
+
+@pytest.mark.skipif(len(CPUS) < 2, reason="a pair needs two CPUs this process may use")
+def test_a_stored_matrix_is_checked_against_the_host_now(tmp_path: Path) -> None:
+    """A stored pair at 50 us, far from anything two CPUs take: measured again now, it moved."""
+    host = read_host()
+    store = RecordStore(tmp_path / "records", host.fingerprint)
+    a, b = CPUS[:2]
+    far = PairTiming(a, b, 50000.0, 49000.0, 51000.0, 9000.0, 8900.0, 9100.0)
+    stored = Matrix(tuple(CPUS), (far,), probe.BLOCK_BYTES, probe.SAMPLES, probe.ROUND_TRIPS)
+    store.append(MatrixRecord(probe.record_key(host.fingerprint, "c++"), stored))
+    outcome = probe.host_topology(host, store, tmp_path, "c++", measure=True)
+    assert outcome.status is TopologyStatus.stored and outcome.topology is not None
+    assert outcome.topology.matrix == stored.restricted(host.allowed_cpus)
+    assert outcome.note.startswith("since the pairs were measured, 1 of 1 pair(s) measured again")
+    assert f"CPUs {a} and {b}: 50000 ns, then" in outcome.note
+    untouched = probe.host_topology(host, store, tmp_path, "c++", measure=False)
+    assert (
+        untouched.note == "" and len(store.matrices(probe.record_key(host.fingerprint, "c++"))) == 1
+    )
