@@ -1,12 +1,12 @@
 """Fleet wisdom, after FFTW's: what one host measured, carried to others of the same fingerprint,
 which then replay it (the same command writes the same header bytes) instead of measuring.
 
-A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`), its
-calibration (`measure.calibrate`) and its user's code's costs (`measure.preflight`): all that a
-run reads instead of measuring. It is one JSON document: the format's name and version, and the
-payload with the sha256 of its canonical JSON, so that a file damaged, cut short or edited is
-refused whole. (A content hash, not a signature: it tells damage and stray edits, not who made
-the file.)
+A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`: the
+samples, the budget's cuts, the measured CPU-pair matrix), its calibration (`measure.calibrate`)
+and its user's code's costs (`measure.preflight`): all that a run reads instead of measuring.
+It is one JSON document: the format's name and version, and the payload with the sha256 of its
+canonical JSON, so that a file damaged, cut short or edited is refused whole. (A content hash,
+not a signature: it tells damage and stray edits, not who made the file.)
 
 An import checks the whole file before it writes anything, then merges part by part, keeping
 every host's part as FFTW keeps all wisdom. An entry the cache holds already is not written again
