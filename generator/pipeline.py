@@ -1,7 +1,7 @@
 """The orchestrator: every stage of hspc-gen, in order, wired here and nowhere else.
 
     target    app.yaml, checked                         target.load_target
-    host      /sys and /proc                            host.read_host
+    host      /sys and /proc; the CPU pairs, measured   host.read_host, wiring.host_topology
     space     the parameters and their constraints      wiring.space_for -> search.space
     strategy  the next batch of candidates              search.strategies (registry)
     render    the batch's Meson project, its record key search.measure.toolchain: prepare
@@ -37,6 +37,7 @@ from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
+from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
 from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
@@ -99,13 +100,19 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     header.write(start)  # the anytime result: improved as results come, final at the end
-    if options.effort is Effort.estimate:
-        elapsed = time.monotonic() - started
-        info = wiring.run_info(target, host, options.effort, elapsed, calibrated=calibrated)
-        return _finish(TuneResult(info, start, None, estimated), out, header)
-    context = Context(target, host, fixed, start, options.effort, started, user_code, calibrated)
     store = wiring.record_store(host, options.cache)
+    if options.effort is Effort.estimate:  # what an earlier run measured, if any
+        pairs = wiring.host_topology(host, store, options.cache, measure=False)
+        elapsed = time.monotonic() - started
+        info = wiring.run_info(
+            target, host, options.effort, elapsed, calibrated=calibrated, topology=pairs
+        )
+        return _finish(TuneResult(info, start, None, estimated), out, header)
     with locked(store, started + target.budget, show):  # one measuring run at a time
+        pairs = wiring.host_topology(host, store, options.cache, measure=True, show=show)
+        context = Context(
+            target, host, fixed, start, options.effort, started, user_code, calibrated, pairs
+        )
         machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
         result = tune_channel(context, machinery, header)
     return _finish(result, out, header)  # emit, report
@@ -123,6 +130,7 @@ class Context:
     started: float
     user_code: UserCode | None  # the user's own code's cost per event, measured alone
     calibrated: Calibrated = NOT_CALIBRATED  # what waiting costs here: the spin budgets
+    topology: TopologyOutcome | None = None  # how the CPUs talk, pair by pair (measured classes)
 
 
 def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -> TuneResult:
@@ -159,6 +167,7 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         others=others,
         store=machinery.store,
         calibrated=context.calibrated,
+        topology=context.topology,
     )
     found = _search_result(searched, (confirmation, remeasured), winner, settings)
     return TuneResult(info, winner, found, advice)

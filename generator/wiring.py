@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hspc_gen import __version__, emit, estimate, params
@@ -26,7 +26,9 @@ from hspc_gen.model import (
 )
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.search.measure import calibrate, load, preflight
+from hspc_gen.search.measure import topology as measured_topology
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
@@ -39,6 +41,7 @@ from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
 from hspc_gen.target import Target, Workload
+from hspc_gen.topology_text import topology_json
 
 CONFIRM_SHARE = (
     0.10  # of the budget, kept for re-measuring the best candidates (12 s at 120 s; it takes ~5 s)
@@ -125,6 +128,36 @@ def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated
     if measure:
         return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
     return calibrate.cached(cache_dir(cache), host.fingerprint)
+
+
+def host_topology(
+    host: Host,
+    store: RecordStore,
+    cache: Path | None,
+    *,
+    measure: bool,
+    again: bool = False,
+    show: Callable[[str], None] = lambda _: None,
+) -> TopologyOutcome:
+    """How this host's CPUs talk, pair by pair: measured once per host (a few seconds) when the
+    run measures anyway, then kept in the record store; else whatever an earlier run stored."""
+    return measured_topology.host_topology(
+        host,
+        store,
+        cache_dir(cache),
+        preflight.compiler(),
+        measure=measure,
+        again=again,
+        on_measure=show,
+    )
+
+
+def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, object]:
+    """The host as `hspc-gen host --json` prints it: sysfs's, and the measured topology."""
+    document = host.to_json()
+    if topology is not None:
+        document["topology"] = topology_json(topology)
+    return document
 
 
 def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
@@ -307,9 +340,10 @@ def run_info(
     others: float = 0.0,
     store: RecordStore | None = None,
     calibrated: Calibrated = NOT_CALIBRATED,
+    topology: TopologyOutcome | None = None,
 ) -> RunInfo:
     """What was asked, where, and how it went (the load before measuring, the record store's
-    unreadable lines)."""
+    unreadable lines, the host's measured topology)."""
     return RunInfo(
         target=target.name,
         event_bytes=target.event.size,
@@ -317,7 +351,7 @@ def run_info(
         effort=effort,
         budget_seconds=target.budget,
         elapsed_seconds=elapsed,
-        host=host.to_json(),
+        host=host_document(host, topology),
         host_model=host.model_name,
         fingerprint=host.fingerprint,
         tool_version=__version__,
@@ -327,6 +361,7 @@ def run_info(
             *thread_notes(target, host),
             *(store_notes(store) if store else ()),
             *((calibrated.note,) if calibrated.note else ()),
+            *((topology.note,) if topology and topology.note else ()),
         ),
         timings=calibrated.timings,
     )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from hspc_gen.model import Figure, HostTimings
 from hspc_gen.model.result import SearchResult, Step, TuneResult
@@ -47,6 +49,29 @@ def _timings(timings: HostTimings | None) -> list[str]:
         f" {_us(switch)}{busy}: spin budgets start at {budgets.sleep_ns} ns before the hybrid"
         f" sleeps and {budgets.yield_ns} ns before a spinning primitive yields.",
     ]
+
+
+def _pairs(measured: Any) -> list[str]:
+    """The host's measured classes of CPU pairs, in a sentence (the heat map has the pairs)."""
+    if not isinstance(measured, Mapping) or not measured.get("classes"):
+        return []
+    classes = "; ".join(
+        f"{c['name']} {c['round_trip_ns']:.0f} ns ({_count(len(c['pairs']), 'pair')},"
+        f" e.g. CPUs {c['representative'][0]},{c['representative'][1]})"
+        for c in measured["classes"]
+    )
+    said = len(measured.get("disagreements") or ())
+    agrees = f"{said} disagreement(s) with sysfs" if said else "sysfs agrees"
+    kind = " ".join(measured.get("kind") or ()) or "uniprocessor"
+    return [
+        "",
+        f"CPU pairs ({measured['status']}, a cache line's round trip): {classes}; {agrees}"
+        f" ({kind} as measured).",
+    ]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _us(figure: Figure) -> str:
@@ -223,6 +248,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
         "",
         f"Host: {run.host_model}, fingerprint `{run.fingerprint}`",
         *_timings(run.timings),
+        *_pairs(run.host.get("topology")),
         "",
         *_params(result),
         "",

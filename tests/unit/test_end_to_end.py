@@ -74,6 +74,10 @@ def test_the_tuned_run_measures_and_reports_against_the_baselines(
     timings = cold["host_timings"]
     assert timings["switch_ns"]["median"] > 0 and timings["spin_budgets_ns"]["hybrid"] > 0
     assert warm["host_timings"] == timings or timings["busy"]
+    # So were the CPU pairs, once, before the search (measured again only beside other load).
+    pairs = cold["host"]["topology"]
+    assert pairs["status"] == "measured" and pairs["classes"]
+    assert warm["host"]["topology"]["status"] == "stored" or pairs["matrix"]["busy"]
 
 
 def busy_plans(records: Path) -> int:
@@ -140,7 +144,10 @@ def measured_beside_load(cache: Path) -> bool:
     """Whether anything in the cache was measured beside other load: a quiet run measures that
     again instead of replaying it (the calibration too)."""
     calibrations = [json.loads(f.read_text()) for f in (cache / "host").glob("timings-*.json")]
-    return busy_plans(cache / "records") > 0 or any(c["busy"] for c in calibrations)
+    lines = [json.loads(ln) for f in (cache / "records").glob("*.jsonl") for ln in f.open()]
+    matrices = [m["matrix"] for m in lines if m.get("kind") == "matrix"]  # the CPU pairs
+    busy = [*calibrations, *matrices]
+    return busy_plans(cache / "records") > 0 or any(c["busy"] for c in busy)
 
 
 def test_imported_wisdom_replays_the_same_header_without_measuring(

@@ -13,8 +13,9 @@ import fake_runner as fr
 import pytest
 
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.search.plan import RunResult, make_plan, records_from_run
-from hspc_gen.search.records import Candidate, Cut, Record, RecordKey, Sample
+from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey, Sample
 from hspc_gen.search.store import (
     RecordStore,
     StoreBusyError,
@@ -273,3 +274,17 @@ def test_one_run_at_a_time_measures_with_a_hosts_records(tmp_path: Path) -> None
     assert len(said) == 1 and said[0].startswith("waiting for another hspc-gen run")
     with locked(store, time.monotonic(), said.append):  # released: free at once
         pass
+
+
+def test_a_topology_matrix_is_an_entry_of_its_own(tmp_path: Path) -> None:
+    pair = PairTiming(0, 1, 58.1, 56.7, 59.8, 2323.0, 2323.0, 2333.0)
+    matrix = MatrixRecord(KEY, Matrix((0, 1), (pair,), 65536, 21, 200, seconds=0.004))
+    other_probe = MatrixRecord(RecordKey(KEY.fingerprint, "probe-2", "g++", "-O2"), matrix.matrix)
+    store = RecordStore(tmp_path, KEY.fingerprint)
+    store.extend([record("c1")])
+    store.append(matrix)
+    store.append(other_probe)
+    reopened = RecordStore(tmp_path, KEY.fingerprint)
+    assert reopened.matrices(KEY) == (matrix,) and reopened.records() == (record("c1"),)
+    assert reopened.skipped == ()
+    assert json.loads(store.path.read_text().splitlines()[1])["kind"] == "matrix"
