@@ -14,23 +14,24 @@
     emit      the header, atomically                    emit
     report    hspc-result.json, hspc-summary.md         reports
 
-`run` is `hspc-gen --target`, `compare` and `threads` the other commands. Each returns a typed
-value from the model; the command line prints it. Nothing here prints: progress goes to `show`.
-Bad input raises UserError before anything is written; every other failure is a value.
+`run` is `hspc-gen --target`, `compare` and `threads` the other commands (the channel's search
+and its confirmation, stage by stage, are `channel_search`'s). Each returns a typed value from
+the model; the command line prints it. Nothing here prints: progress goes to `show`. Bad input
+raises UserError before anything is written; every other failure is a value.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen import params, wiring
-from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quiet
+from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
+from hspc_gen.channel_search import Searched, confirm, remeasure, search
 from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
@@ -43,16 +44,13 @@ from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import findings, schedule, tune, wisdom
+from hspc_gen.search import findings, tune, wisdom
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation, PlanCounts
-from hspc_gen.search.space import Space
 from hspc_gen.search.store import locked
-from hspc_gen.search.strategies import registry
-from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
+from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import (
     THREAD_SAMPLE_SECONDS,
@@ -61,7 +59,7 @@ from hspc_gen.search.threads.session import (
     recommend_threads,
     sweep_threads,
 )
-from hspc_gen.target import Target, Workload, load_target
+from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
@@ -171,133 +169,6 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     )
     found = _search_result(searched, (confirmation, remeasured), winner, settings)
     return TuneResult(info, winner, found, advice)
-
-
-@dataclass(frozen=True)
-class Searched:
-    winner: ChannelParams
-    evaluations: tuple[Evaluation, ...]
-    budget_exhausted: bool  # a batch was left out for want of time
-    spent: tuple[tuple[int, float], ...] = ()  # per evaluation: candidates proposed, seconds
-    builds: tuple[Prepared, ...] = ()  # the builds of the batches that decided: one of them
-    # holds the confirmation's contenders, so the confirmation needs no build of its own
-
-
-def search(
-    space: Space,
-    start: ChannelParams,
-    settings: tune.Settings,
-    machinery: Machinery,
-    on_improve: Callable[[ChannelParams], None] = lambda _p: None,
-) -> Searched:
-    """Every stage's strategy from the best point so far, batch by batch, each step within its
-    share of the time plan (`search.schedule`)."""
-    stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
-    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
-    # Until the placement step asks where the threads run, every candidate runs on one pair of
-    # CPUs: unpinned, each sample would measure wherever the scheduler put it that time.
-    best, evaluations, exhausted, builds = space.measured_at(start), [], False, []
-    done: list[tuple[int, str]] = []
-    spent: list[tuple[int, float]] = []
-    for index, stage in enumerate(settings.stages):
-        strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
-        history: list[StepResult] = []
-        while (batch := strategy.propose(history)) is not None:
-            step_deadline = _deadline(plan, index, batch, done)
-            staged = dataclasses.replace(
-                settings, deadline=step_deadline, search_deadline=settings.deadline
-            )
-            done.append((index, batch.step))
-            began = time.monotonic()
-            evaluated = evaluate(batch, stage, staged, machinery)
-            if evaluated is None:  # the budget left the step out: the stage ends here
-                exhausted = True
-                break
-            evaluation = evaluated.evaluation
-            if evaluation.step.decision.winner is not None:
-                builds.append(evaluated.prepared)
-            history.append(evaluation.step)
-            evaluations.append(evaluation)
-            spent.append((len(batch.candidates), time.monotonic() - began))
-            winner = evaluation.step.winner()  # decide
-            if winner is not None and winner != best:
-                best = winner
-                on_improve(best)
-        done.extend(plan.stage_keys(index))  # what the stage did not propose is not ahead
-    if not evaluations:  # nothing measured: the start's own placement, not the measuring one
-        best = start
-    return Searched(best, tuple(evaluations), exhausted, tuple(spent), tuple(builds))
-
-
-def _deadline(
-    plan: schedule.Schedule, stage: int, batch: Batch, done: Sequence[tuple[int, str]]
-) -> float:
-    """The batch's step's deadline in the time plan (costed as it came, if unforeseen)."""
-    baselines = next((s.baselines for s in plan.steps if s.stage == stage), 0)
-    points, compiled = len(batch.candidates), batch.compiled_points
-    step = schedule.StepOutline(stage, batch.step, points, batch.rounds, baselines, compiled)
-    return plan.step_deadline(step, done)
-
-
-def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
-    """The winner and runners-up measured again in a fresh process with a new seed: the
-    reported figures come from here, and it may overturn the pick (the winner's curse)."""
-    if not searched.evaluations:
-        return None
-    history = [e.step for e in searched.evaluations]
-    batch = tune.confirmation_batch(history, searched.winner, settings.effort)
-    stage = _confirming(settings)
-    machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
-    deadline = tune.confirm_deadline(settings, batch, stage)
-    fresh = dataclasses.replace(
-        settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
-    )
-    return evaluate_every_round(
-        batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
-    )
-
-
-def _confirming(settings: tune.Settings) -> tune.StageSpec:
-    """The last stage, with the lines the confirmation times beside the reported figures."""
-    last = settings.stages[-1]
-    lines = (*last.baselines, *(b for b in tune.CONFIRM_LINES if b not in last.baselines))
-    return dataclasses.replace(last, baselines=lines)
-
-
-def remeasure(
-    confirmation: Evaluation,
-    searched: Searched,
-    winner: ChannelParams,
-    settings: tune.Settings,
-    machinery: Machinery,
-) -> Evaluation | None:
-    """The winner and its baselines measured once more in a fresh process when the
-    confirmation's figures cannot be true (the channel faster than a side alone); None when
-    they can be. What the second measurement shows is reported, or the figure is unresolved."""
-    said = findings.confirmed(confirmation, winner, settings.objective).unresolved
-    if not said:
-        return None
-    machinery.show(f"measuring the winner and its baselines again: {said}")
-    rounds = confirmation.step.batch.rounds
-    batch = make_batch("confirm", "remeasure", [winner], winner, rounds)
-    stage = _confirming(settings)
-    fresh = dataclasses.replace(
-        settings, seed=settings.seed + 2, deadline=tune.confirm_deadline(settings, batch, stage)
-    )
-    return evaluate_every_round(
-        batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
-    )
-
-
-def _build_holding(searched: Searched, batch: Batch, workload: Workload) -> Prepared | None:
-    """The latest deciding batch's build that holds every candidate of `batch` and runs this
-    workload; None when there is none (then the batch is built)."""
-    wanted = {c.id for c in batch.candidates}
-    for prepared in reversed(searched.builds):
-        held = {c.id for c in prepared.batch.candidates}
-        if prepared.workload == workload and wanted <= held:
-            return prepared
-    return None
 
 
 def threads_for(
