@@ -26,7 +26,7 @@ import math
 import time
 import traceback
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hspc_gen import params, wiring
@@ -138,7 +138,8 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     busy, others = machine_busy()
     if busy:
         machinery.show(f"warning: other processes use {others:.2f} CPUs: less precise")
-    space = wiring.space_for(target, host, context.fixed, wiring.spin_budgets(context.calibrated))
+    spin = wiring.spin_budgets(context.calibrated)
+    space = wiring.space_for(target, host, context.fixed, spin, context.topology)
     settings = wiring.settings_for(
         target, host, context.effort, context.started, quiet=not busy, user=context.user_code
     )
@@ -168,6 +169,7 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         topology=context.topology,
     )
     found = _search_result(searched, (confirmation, remeasured), winner, settings)
+    found = replace(found, placement=space.placement_name(winner))
     return TuneResult(info, winner, found, advice)
 
 

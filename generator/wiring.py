@@ -41,6 +41,7 @@ from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
 from hspc_gen.target import Target, Workload
+from hspc_gen.topology import representative_pairs
 from hspc_gen.topology_text import topology_json
 
 CONFIRM_SHARE = (
@@ -85,7 +86,13 @@ def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
     return estimate.thread_advice(host, t.producers, t.consumers, (w.producer_ns, w.consumer_ns))
 
 
-def host_shape(host: Host) -> HostShape:
+def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
+    """What the space needs of the host; with its measured classes, when it was measured."""
+    measured = topology.topology if topology is not None else None
+    classes = tuple(
+        (pair.name, pair.producer_cpu, pair.consumer_cpu)
+        for pair in (representative_pairs(measured) if measured is not None else ())
+    )
     pairs = {
         tuple(sorted(host.siblings(cpu)))
         for cpu in host.allowed_cpus
@@ -101,6 +108,7 @@ def host_shape(host: Host) -> HostShape:
         cache_line_bytes=host.cache_line_bytes,
         l2_bytes=host.l2_bytes_per_core(),
         huge_pages=host.huge_pages in {"always", "madvise"},
+        class_pairs=classes,
     )
 
 
@@ -109,14 +117,16 @@ def space_for(
     host: Host,
     fixed: Mapping[str, int | Primitive],
     spin: SpinBudgets = UNCALIBRATED,
+    topology: TopologyOutcome | None = None,
 ) -> Space:
-    """The target's space, narrowed to the values `--set` fixed."""
+    """The target's space, narrowed to the values `--set` fixed; its placements one pair per
+    measured class of CPU pairs when the host was measured."""
     space = Space.from_target(
         event_bytes=target.event.size,
         primitives=target.constraints.primitives,
         max_buffer_memory=target.constraints.max_buffer_memory,
         pin_threads=target.constraints.pin_threads,
-        host=host_shape(host),
+        host=host_shape(host, topology),
         spin=spin,
     )
     return space.narrowed(fixed)

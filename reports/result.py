@@ -26,7 +26,8 @@ RESULT_SCHEMA_VERSION = 3
 wait costs (host_timings). Additions older readers take as absent: each candidate's paired cost
 over its step's winner (cost_vs_winner), each step's limit lines from its own rounds (baselines),
 p0_parallel among them; why an efficiency that cannot be true is not given
-(efficiency_unresolved) and why the figures are a second measurement's (remeasured)."""
+(efficiency_unresolved) and why the figures are a second measurement's (remeasured); where the
+winner's threads run, in words (winner.placement: unpinned, a measured class, or pinned)."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
@@ -91,6 +92,7 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
             "params": params,
             "events_per_second": rate(confirmed.rate) if confirmed else None,
             "latency_ns": figure(confirmed.latency_ns) if confirmed else None,
+            "placement": search.placement or None,
         },
         "baselines": baselines(confirmed.baselines) if confirmed else {},
         "efficiency": figure(confirmed.efficiency) if confirmed else None,

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from hspc_gen.model import Figure, HostTimings
+from hspc_gen.model import ChannelParams, Figure, HostTimings
 from hspc_gen.model.result import SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
@@ -79,6 +79,15 @@ def _us(figure: Figure) -> str:
         return "— (not measured)"
     low, high = figure.ci95_low / 1e3, figure.ci95_high / 1e3
     return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
+
+
+def _placement(winner: ChannelParams, placement: str) -> list[str]:
+    """Where the winner's threads run, when the search placed them (one line, then a blank)."""
+    if not placement or placement == "unpinned":
+        return ["Placement: unpinned (the scheduler places the threads).", ""] if placement else []
+    where = f"producer on CPU {winner.producer_cpu}, consumer on CPU {winner.consumer_cpu}"
+    kind = "a pinned pair" if placement == "pinned" else f"the measured class {placement}"
+    return [f"Placement: {where} ({kind}).", ""]
 
 
 def _params(result: TuneResult) -> list[str]:
@@ -262,6 +271,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
             "come from the host heuristics."
         )
     else:
+        lines += [*_placement(result.winner, search.placement)]
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)

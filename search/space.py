@@ -34,6 +34,7 @@ START_BUFFERS = 3
 """The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
 START_BUFFER_BYTES = 4096
 UNPINNED_CPUS: tuple[int, int] = (-1, -1)
+SIBLING_CLASS = "smt_sibling"  # the measured class of two hardware threads of one core
 SPIN_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 PREFETCH_GRID: tuple[int, ...] = (0, 1024, 4096, 16384)
 """The prefetch depths (the bytes of a slot prefetched as it is taken) an exhaustive search
@@ -99,6 +100,14 @@ class HostShape:
     cache_line_bytes: int = 64
     l2_bytes: int = 0
     huge_pages: bool = False  # transparent huge pages can back a channel's block (madvise)
+    class_pairs: tuple[tuple[str, int, int], ...] = ()
+    """One (class, producer_cpu, consumer_cpu) per measured class of CPU pairs, fastest first
+    (generator.topology.representative_pairs); empty when the host was not measured."""
+
+    def class_of(self, producer_cpu: int, consumer_cpu: int) -> str | None:
+        """The measured class a pinned placement represents, if it is one of class_pairs."""
+        pair = {producer_cpu, consumer_cpu}
+        return next((name for name, a, b in self.class_pairs if {a, b} == pair), None)
 
 
 @dataclass(frozen=True)
@@ -299,9 +308,21 @@ class Space:
         paper's CMP placement), so every candidate of a step runs on the same two CPUs rather
         than wherever the scheduler puts it that sample. Unpinned when pinning is not allowed
         or there is no such pair."""
-        siblings = {frozenset(pair) for pair in self.host.sibling_pairs}
-        pinned = [p for p in self.placements if p != UNPINNED_CPUS and frozenset(p) not in siblings]
+
+        def siblings(pair: tuple[int, int]) -> bool:
+            declared = frozenset(pair) in {frozenset(p) for p in self.host.sibling_pairs}
+            return declared or self.host.class_of(*pair) == SIBLING_CLASS
+
+        pinned = [p for p in self.placements if p != UNPINNED_CPUS and not siblings(p)]
         return pinned[0] if pinned else UNPINNED_CPUS
+
+    def placement_name(self, params: ChannelParams) -> str:
+        """What the placement is, in words: unpinned, the measured class it represents, or
+        pinned (a placement of sysfs's or of `--set`)."""
+        where = (params.producer_cpu, params.consumer_cpu)
+        if where == UNPINNED_CPUS:
+            return "unpinned"
+        return self.host.class_of(*where) or "pinned"
 
     def measured_at(self, params: ChannelParams) -> ChannelParams:
         """`params` pinned to the measurement pair, if it is unpinned (a placement the search
@@ -329,15 +350,23 @@ class Space:
 def placements(host: HostShape, pin_threads: PinThreads) -> tuple[tuple[int, int], ...]:
     """(producer_cpu, consumer_cpu) pairs worth trying, in tie order: unpinned first.
 
-    Pinned choices: two distinct cores sharing a last-level cache (avoiding CPU 0, which takes
-    most interrupts, when another choice exists), and SMT siblings where the host has them.
+    Pinned choices: one pair per measured class of CPU pairs (how the host places a pair, as
+    measured), fastest class first; on a host not measured, from sysfs: two distinct cores
+    sharing a last-level cache (avoiding CPU 0, which takes most interrupts, when another choice
+    exists), and SMT siblings where the host has them.
     """
-    pinned = [p for p in (_distinct_cores(host), _siblings(host)) if p is not None]
+    pinned = _measured(host) or [p for p in (_distinct_cores(host), _siblings(host)) if p]
     if pin_threads is PinThreads.never or not pinned:
         return (UNPINNED_CPUS,)
     if pin_threads is PinThreads.always:
         return tuple(pinned)
     return (UNPINNED_CPUS, *pinned)
+
+
+def _measured(host: HostShape) -> list[tuple[int, int]]:
+    allowed = set(host.allowed_cpus)
+    pairs = [(a, b) for _, a, b in host.class_pairs if a in allowed and b in allowed]
+    return list(dict.fromkeys(pairs))
 
 
 def _core_of(host: HostShape) -> dict[int, int]:

@@ -110,6 +110,9 @@ class SearchResult:
     seed: int
     oversubscribed: bool
     step_left_out: bool = False  # the budget left a whole step out (budget_exhausted says so too)
+    placement: str = ""
+    """Where the winner's threads run, in words: unpinned, the measured class of CPU pairs its
+    CPUs represent (e.g. shared_l3), or pinned (sysfs's choice, or `--set`'s)."""
 
 
 @dataclass(frozen=True)

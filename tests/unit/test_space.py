@@ -222,3 +222,24 @@ def test_a_spin_budget_set_on_the_command_line_is_the_only_one() -> None:
     point = space.start().replace(primitive=Primitive.hybrid)
     assert space.contains(point.replace(spin_ns=900))
     assert space.violations(point.replace(spin_ns=1000)) == ("spin_ns",)
+
+
+def test_placements_are_one_pair_per_measured_class_and_a_hidden_sibling_is_not_measured_on() -> (
+    None
+):
+    """Measured, the placements are unpinned and each class's representative pair (fastest
+    class first); the search measures on the first class that is not SMT siblings, hidden or
+    declared; `always` races the classes alone, `never` none; each placement is named."""
+    classes = (("smt_sibling", 0, 8), ("shared_l3", 2, 5), ("other_socket", 3, 12))
+    hidden = HostShape(16, tuple(range(16)), 16, 1, (), (tuple(range(16)),), class_pairs=classes)
+    auto = space(host=hidden)
+    assert auto.placements == (UNPINNED_CPUS, (0, 8), (2, 5), (3, 12))
+    assert auto.measurement_pair() == (2, 5)  # sysfs declares no siblings; measured, 0-8 are
+    assert space(host=hidden, pin=PinThreads.always).placements == ((0, 8), (2, 5), (3, 12))
+    assert space(host=hidden, pin=PinThreads.never).placements == (UNPINNED_CPUS,)
+    start = auto.start()
+    assert auto.placement_name(start) == "unpinned"
+    assert auto.placement_name(start.replace(producer_cpu=12, consumer_cpu=3)) == "other_socket"
+    assert auto.placement_name(start.replace(producer_cpu=1, consumer_cpu=4)) == "pinned"
+    masked = HostShape(16, (2, 3, 5), 16, 1, (), (tuple(range(16)),), class_pairs=classes)
+    assert space(host=masked).placements == (UNPINNED_CPUS, (2, 5))  # the CPUs it may use

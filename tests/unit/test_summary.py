@@ -166,3 +166,12 @@ def test_the_measured_classes_of_cpu_pairs_are_one_sentence() -> None:
         " (CMP SMT as measured)."
     ) in text
     assert "CPU pairs" not in render(TuneResult(RUN, WINNER, None, ESTIMATED))
+
+
+def test_the_placement_is_named_with_its_class_and_cpus() -> None:
+    pinned = WINNER.replace(producer_cpu=2, consumer_cpu=5)
+    found = searched(winner=pinned, placement="shared_l3")
+    text = render(TuneResult(RUN, pinned, found, ESTIMATED))
+    assert "Placement: producer on CPU 2, consumer on CPU 5 (the measured class shared_l3)." in text
+    loose = render(TuneResult(RUN, WINNER, searched(placement="unpinned"), ESTIMATED))
+    assert "Placement: unpinned (the scheduler places the threads)." in loose

@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 
+from hspc_gen import wiring
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
-from hspc_gen.model.topology import DisagreementKind, Matrix, PairTiming, Topology
+from hspc_gen.model.topology import (
+    DisagreementKind,
+    Matrix,
+    PairTiming,
+    Topology,
+    TopologyOutcome,
+    TopologyStatus,
+)
+from hspc_gen.target import Target
 from hspc_gen.topology import (
     GAP_RATIO,
     SIBLING_ROUND_TRIP_NS,
@@ -264,3 +273,22 @@ def test_the_16_cpu_guest_measured_four_times_moves_its_pairs() -> None:
         fast[0].isdisjoint(fast[1]) and fast[1].isdisjoint(fast[2]) and fast[0].isdisjoint(fast[2])
     )
     assert all(d.kind is DisagreementKind.split_level for t in runs[1:] for d in t.disagreements)
+
+
+def test_stage_two_races_one_placement_per_measured_class() -> None:
+    """The space of a host measured with hidden siblings: unpinned, the siblings and the shared
+    L3, with the search measuring on the shared L3 until placement is the question; unmeasured,
+    sysfs's two cores sharing a cache (it declares no siblings)."""
+    host = host_of("vm-16c")
+    outcome = TopologyOutcome(TopologyStatus.recorded, recorded("vm-16c", "matrix-hidden-smt.json"))
+    target = Target.model_validate({"name": "t", "event": {"size": 8}})
+    measured = wiring.space_for(target, host, {}, topology=outcome)
+    siblings, shared = representative_pairs(outcome.topology)  # type: ignore[arg-type]
+    assert measured.placements == (
+        (-1, -1),
+        (siblings.producer_cpu, siblings.consumer_cpu),
+        (shared.producer_cpu, shared.consumer_cpu),
+    )
+    assert measured.measurement_pair() == (shared.producer_cpu, shared.consumer_cpu)
+    sysfs_only = wiring.space_for(target, host, {})
+    assert len(sysfs_only.placements) == 2 and sysfs_only.placements[0] == (-1, -1)
