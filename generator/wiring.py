@@ -33,8 +33,9 @@ from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
+from hspc_gen.search.placements import HostShape
 from hspc_gen.search.records import params_from_dict
-from hspc_gen.search.space import HostShape, Space
+from hspc_gen.search.space import Space
 from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape

@@ -24,6 +24,7 @@ from hspc_gen.model import (
     floor_power_of_two,
     smallest_buffer_memory,
 )
+from hspc_gen.search.placements import SIBLING_CLASS, UNPINNED_CPUS, HostShape, placements
 
 # The grids the search walks, inside the parameter limits (model.LIMITS).
 PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, LIMITS["padding_bytes"].high)
@@ -33,8 +34,6 @@ BUFFER_COUNTS: tuple[int, ...] = (2, 3, 4, 8, 16, 32, LIMITS["buffers"].high)
 START_BUFFERS = 3
 """The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
 START_BUFFER_BYTES = 4096
-UNPINNED_CPUS: tuple[int, int] = (-1, -1)
-SIBLING_CLASS = "smt_sibling"  # the measured class of two hardware threads of one core
 SPIN_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 PREFETCH_GRID: tuple[int, ...] = (0, 1024, 4096, 16384)
 """The prefetch depths (the bytes of a slot prefetched as it is taken) an exhaustive search
@@ -85,29 +84,6 @@ class IntRange:
 
 
 Parameter = PowerOfTwo | Choice | IntRange
-
-
-@dataclass(frozen=True)
-class HostShape:
-    """What the space needs to know about the host: CPUs, SMT siblings, caches."""
-
-    logical_cpus: int
-    allowed_cpus: tuple[int, ...]
-    cores: int
-    threads_per_core: int
-    sibling_pairs: tuple[tuple[int, int], ...] = ()
-    llc_groups: tuple[tuple[int, ...], ...] = ()
-    cache_line_bytes: int = 64
-    l2_bytes: int = 0
-    huge_pages: bool = False  # transparent huge pages can back a channel's block (madvise)
-    class_pairs: tuple[tuple[str, int, int], ...] = ()
-    """One (class, producer_cpu, consumer_cpu) per measured class of CPU pairs, fastest first
-    (generator.topology.representative_pairs); empty when the host was not measured."""
-
-    def class_of(self, producer_cpu: int, consumer_cpu: int) -> str | None:
-        """The measured class a pinned placement represents, if it is one of class_pairs."""
-        pair = {producer_cpu, consumer_cpu}
-        return next((name for name, a, b in self.class_pairs if {a, b} == pair), None)
 
 
 @dataclass(frozen=True)
@@ -345,58 +321,3 @@ class Space:
             return tuple(s for s in sizes if s == buffer_bytes)
         i = sizes.index(buffer_bytes)
         return sizes[max(0, i - radius) : i + radius + 1]
-
-
-def placements(host: HostShape, pin_threads: PinThreads) -> tuple[tuple[int, int], ...]:
-    """(producer_cpu, consumer_cpu) pairs worth trying, in tie order: unpinned first.
-
-    Pinned choices: one pair per measured class of CPU pairs (how the host places a pair, as
-    measured), fastest class first; on a host not measured, from sysfs: two distinct cores
-    sharing a last-level cache (avoiding CPU 0, which takes most interrupts, when another choice
-    exists), and SMT siblings where the host has them.
-    """
-    pinned = _measured(host) or [p for p in (_distinct_cores(host), _siblings(host)) if p]
-    if pin_threads is PinThreads.never or not pinned:
-        return (UNPINNED_CPUS,)
-    if pin_threads is PinThreads.always:
-        return tuple(pinned)
-    return (UNPINNED_CPUS, *pinned)
-
-
-def _measured(host: HostShape) -> list[tuple[int, int]]:
-    allowed = set(host.allowed_cpus)
-    pairs = [(a, b) for _, a, b in host.class_pairs if a in allowed and b in allowed]
-    return list(dict.fromkeys(pairs))
-
-
-def _core_of(host: HostShape) -> dict[int, int]:
-    core = {cpu: cpu for cpu in host.allowed_cpus}
-    for a, b in host.sibling_pairs:
-        low = min(core.get(a, a), core.get(b, b))
-        core[a] = core[b] = low
-    return core
-
-
-def _prefer(pairs: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
-    ordered = sorted(pairs, key=lambda p: (0 in p, p))
-    return ordered[0] if ordered else None
-
-
-def _distinct_cores(host: HostShape) -> tuple[int, int] | None:
-    allowed = set(host.allowed_cpus)
-    core = _core_of(host)
-    groups = host.llc_groups or (tuple(host.allowed_cpus),)
-    pairs = [
-        (a, b)
-        for group in groups
-        for a in sorted(allowed.intersection(group))
-        for b in sorted(allowed.intersection(group))
-        if a < b and core[a] != core[b]
-    ]
-    return _prefer(pairs)
-
-
-def _siblings(host: HostShape) -> tuple[int, int] | None:
-    allowed = set(host.allowed_cpus)
-    pairs = [(min(a, b), max(a, b)) for a, b in host.sibling_pairs if a in allowed and b in allowed]
-    return _prefer(pairs)
