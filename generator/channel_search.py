@@ -128,12 +128,14 @@ def remeasure(
     machinery: Machinery,
 ) -> Evaluation | None:
     """The winner and its baselines measured once more in a fresh process when the
-    confirmation's figures cannot be true (the channel faster than a side alone); None when
-    they can be. What the second measurement shows is reported, or the figure is unresolved."""
-    said = findings.confirmed(confirmation, winner, settings.objective).unresolved
-    if not said:
+    confirmation put the channel past its bound (faster than a side alone); None when it did
+    not. `findings.confirmed` reports from the two what can be, or the figure unresolved."""
+    first = findings.confirmed(confirmation, winner, settings.objective)
+    if first.sound:
         return None
-    machinery.show(f"measuring the winner and its baselines again: {said}")
+    machinery.show(
+        f"measuring the winner and its baselines again: {first.unresolved or first.at_bound}"
+    )
     rounds = confirmation.step.batch.rounds
     batch = make_batch("confirm", "remeasure", [winner], winner, rounds)
     stage = _confirming(settings)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hspc_gen.model import ChannelParams, Figure, HostTimings
-from hspc_gen.model.result import SearchResult, Step, TuneResult
+from hspc_gen.model.result import Confirmed, SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
@@ -102,7 +102,13 @@ def _measured(search: SearchResult) -> list[str]:
     confirmed = search.confirmed
     if confirmed is None:
         return ["- channel: not measured"]
-    doubt = " (unresolved: see efficiency)" if confirmed.unresolved else ""
+    doubt = (
+        " (unresolved: see efficiency)"
+        if confirmed.unresolved
+        else " (within the noise of each other: see efficiency)"
+        if confirmed.at_bound
+        else ""
+    )
     lines = [f"- channel: {_rate(confirmed.rate)}{doubt}"]
     latency = confirmed.latency_ns
     if latency is not None:
@@ -115,21 +121,31 @@ def _measured(search: SearchResult) -> list[str]:
         lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}{side}")
     if confirmed.latency_bound_ns is not None:
         lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
-    efficiency = confirmed.efficiency
-    if efficiency is not None:
-        lines.append(
-            f"- efficiency: {efficiency.median:.3f} (95% CI {efficiency.ci95_low:.3f} to "
-            f"{efficiency.ci95_high:.3f}); "
-            "1.0 = as fast as the slower of producer and consumer alone"
-        )
-    if confirmed.unresolved:
-        lines.append(f"- efficiency: unresolved: {confirmed.unresolved}")
+    lines += _efficiency(confirmed)
     if confirmed.remeasured:
         lines.append(
             "- these figures are from a second measurement of the winner: the confirmation's"
-            f" could not be true ({confirmed.remeasured})"
+            f" were past the bound ({confirmed.remeasured})"
         )
     return lines
+
+
+def _efficiency(confirmed: Confirmed) -> list[str]:
+    efficiency = confirmed.efficiency
+    if confirmed.unresolved:
+        return [f"- efficiency: unresolved: {confirmed.unresolved}, which cannot be"]
+    if efficiency is None:
+        return []
+    interval = f"95% CI {efficiency.ci95_low:.3f} to {efficiency.ci95_high:.3f}"
+    if confirmed.at_bound:
+        return [
+            f"- efficiency: 1.000, at the bound ({interval}): as fast as the slower of producer"
+            f" and consumer alone within the noise (measured {confirmed.at_bound})"
+        ]
+    return [
+        f"- efficiency: {efficiency.median:.3f} ({interval}); "
+        "1.0 = as fast as the slower of producer and consumer alone"
+    ]
 
 
 def _latency_line(bound_ns: float, p99: Figure | None) -> str:

@@ -122,23 +122,31 @@ def confirmed(
     remeasured: Evaluation | None = None,
 ) -> Confirmed:
     """The confirmation's figures for the winner, with its baselines, from that run only; or,
-    when the confirmation's figures could not be true and the winner was measured again
-    (`remeasured`), from that measurement if its figures can be (the decision stays the
-    confirmation's). A figure that cannot be true either time is reported unresolved."""
+    when they put the channel past its physical bound and the winner was measured again
+    (`remeasured`), that measurement's unless it is further from the truth (the decision
+    stays the confirmation's). Past the bound both times and surely: unresolved."""
     first = _figures(evaluation, winner, objective, latency_bound_ns)
-    if remeasured is None or not first.unresolved:
+    if remeasured is None or first.sound:
         return first
     second = _figures(remeasured, winner, objective, latency_bound_ns)
-    if second.rate is None or second.unresolved:
+    if first.unresolved and (second.rate is None or second.unresolved):
         return dataclasses.replace(first, unresolved=f"{first.unresolved}; {REMEASURED_TOO}")
-    return dataclasses.replace(second, decision=first.decision, remeasured=first.unresolved)
+    if second.rate is None or _doubt(second) > _doubt(first):
+        return first
+    why = first.unresolved or first.at_bound
+    return dataclasses.replace(second, decision=first.decision, remeasured=why)
+
+
+def _doubt(figures: Confirmed) -> int:
+    return 2 if figures.unresolved else 1 if figures.at_bound else 0
 
 
 REMEASURED_TOO = "measured again, the same"
 SIDES_ALONE = ("producer_alone", "consumer_alone")
 EFFICIENCY_BOUND = 1.0
-"""The pair cannot move events faster than its slower side alone: an efficiency above this is
-a measurement that went wrong (baselines on other CPUs, a host that moved), not a result."""
+"""The pair cannot move events faster than its slower side alone: an efficiency surely above
+this is a measurement that went wrong (baselines on other CPUs, a host that moved), and one
+whose median is above it but not its interval is as fast as the slower side within the noise."""
 
 
 def _figures(
@@ -157,42 +165,50 @@ def _figures(
     efficiency = None
     if winner_id and not latency:
         efficiency = _figure(stats.efficiency(samples, winner_id))
-    unresolved = impossible(efficiency, rate, figures)
+    past = past_bound(efficiency, rate, figures)
+    sure = efficiency is not None and efficiency.ci95_low > EFFICIENCY_BOUND
     return Confirmed(
         winner_id=winner_id,
         rate=rate,
         latency_ns=_figure(stats.latency(samples.get(winner_id or "", ()))) if latency else None,
-        efficiency=None if unresolved else _bounded(efficiency),
+        efficiency=None if sure else _bounded(efficiency),
         baselines=figures,
         decision=step(evaluation),
         latency_bound_ns=bound,
         latency_p99_ns=_p99(samples.get(latency_arm(winner_id or ""), ())),
-        unresolved=unresolved,
+        unresolved=past if sure else "",
+        at_bound="" if sure else past,
     )
 
 
-def impossible(
+def past_bound(
     efficiency: Figure | None, rate: Summary | None, baselines: Mapping[str, Summary]
 ) -> str:
-    """Why these figures cannot be true, or "": the channel faster than its slower side alone."""
+    """What puts these figures past the bound, or "": the channel measured faster than its
+    slower side alone (an efficiency above 1)."""
     if efficiency is None or not efficiency.median > EFFICIENCY_BOUND:
         return ""
     sides = {arm: baselines[arm] for arm in SIDES_ALONE if arm in baselines}
-    said = f"efficiency {efficiency.median:.3f}"
+    said = (
+        f"efficiency {efficiency.median:.3f} (95% CI {efficiency.ci95_low:.3f} to"
+        f" {efficiency.ci95_high:.3f})"
+    )
     if rate is not None and sides:
         slower = min(sides, key=lambda arm: (sides[arm].median, arm))
         said += (
             f": the channel measured {rate.median / 1e6:.4g} M events/s, faster than {slower}"
             f" at {sides[slower].median / 1e6:.4g} M"
         )
-    return f"{said}, which cannot be (the baselines did not measure what the channel met)"
+    return said
 
 
 def _bounded(efficiency: Figure | None) -> Figure | None:
-    """The interval within what can be: its part above EFFICIENCY_BOUND holds no true value."""
+    """The estimate within what can be: the bound caps the interval (its part above holds no
+    true value) and the median (the constrained estimate of one measured past it)."""
     if efficiency is None:
         return None
-    return dataclasses.replace(efficiency, ci95_high=min(efficiency.ci95_high, EFFICIENCY_BOUND))
+    high = min(efficiency.ci95_high, EFFICIENCY_BOUND)
+    return dataclasses.replace(efficiency, median=min(efficiency.median, high), ci95_high=high)
 
 
 def _p99(samples: Sequence[Sample]) -> Figure | None:

@@ -88,11 +88,20 @@ class Confirmed:
     latency_bound_ns: float | None = None  # constraints.max_latency_us, when it was checked
     latency_p99_ns: Figure | None = None  # the winner's p99 wait under a paced load
     unresolved: str = ""
-    """Why the efficiency is not reported although it was measured: the channel measured faster
-    than a side alone (which cannot be), in the confirmation and again when re-measured."""
+    """Why the efficiency is not reported although it was measured: the channel measured surely
+    faster than a side alone (its interval above 1, which cannot be), in the confirmation and
+    again when re-measured."""
+    at_bound: str = ""
+    """What was measured when the efficiency's median came out above 1 but its interval did
+    not: reported at the bound (1.0), as fast as the slower side alone within the noise."""
     remeasured: str = ""
     """Why the winner was measured again, when its figures come from that second measurement
-    (the confirmation's could not be true)."""
+    (the confirmation's were past the bound)."""
+
+    @property
+    def sound(self) -> bool:
+        """Whether the figures are within what can be, as measured."""
+        return not (self.unresolved or self.at_bound)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,10 @@ def test_the_tuned_run_measures_and_reports_against_the_baselines(
     baselines = cold["baselines"]
     assert isinstance(baselines, dict)
     assert {"producer_alone", "consumer_alone"} <= set(baselines)
-    assert cold["efficiency"]["median"] > 0
+    # Never above 1: a figure past the bound is measured again, then given at 1.0 (within the
+    # noise) or unresolved with why (surely past it, as beside other load it can be).
+    efficiency = cold["efficiency"]
+    assert (efficiency and 0 < efficiency["median"] <= 1.0) or cold["efficiency_unresolved"]
     assert cold["measured_plans"] > 0
     assert cold["candidates"]
     # The host's wait costs were measured for the spin budgets, and the re-run reads them back.
