@@ -31,8 +31,10 @@ from hspc_gen.cli_common import (
 )
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
-from hspc_gen.host import describe, read_host
+from hspc_gen.host import describe
+from hspc_gen.host_survey import SurveyOptions, survey
 from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.model.topology import TopologyStatus
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import result as result_report
@@ -40,6 +42,7 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS
 from hspc_gen.search.store import StoreBusyError
+from hspc_gen.topology_text import describe_topology
 
 COMMANDS = {
     "host": "show what the tuner sees of this host",
@@ -70,11 +73,28 @@ def main_parser() -> argparse.ArgumentParser:
 
 
 def host_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog=f"{PROG} host", description="Show this host's topology.")
+    parser = Parser(
+        prog=f"{PROG} host",
+        description="Show this host's topology: what sysfs declares, and how its CPU pairs "
+        "measure (a cache line's round trip, a block's transfer), measured once per host.",
+    )
     parser.add_argument("--json", action="store_true", help="print the topology as JSON")
     parser.add_argument(
         "--sysfs-root", type=Path, default=Path("/sys"), help="read DIR in place of /sys"
     )
+    parser.add_argument(
+        "--matrix", type=Path, metavar="FILE", help="classify this recorded matrix, not measure"
+    )
+    parser.add_argument(
+        "--save-matrix",
+        type=Path,
+        metavar="FILE",
+        help="measure the CPU pairs afresh and write them to FILE (a recorded matrix)",
+    )
+    parser.add_argument(
+        "--no-measure", action="store_true", help="measure nothing: what the store holds, if any"
+    )
+    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
     return parser
 
 
@@ -173,8 +193,19 @@ def _threads_command(argv: Sequence[str]) -> int:
 
 def _host_command(argv: Sequence[str]) -> int:
     args = host_parser().parse_args(argv)
-    host = read_host(args.sysfs_root)
-    print(json.dumps(host.to_json(), indent=2, sort_keys=True) if args.json else describe(host))
+    options = SurveyOptions(
+        args.sysfs_root, args.matrix, args.cache, not args.no_measure, args.save_matrix
+    )
+    with progress(args.json) as show:
+        found = survey(options, show)
+    if args.json:
+        print(json.dumps(found.document(), indent=2, sort_keys=True))
+    else:
+        print(describe(found.host))
+        print(describe_topology(found.topology))
+    if args.save_matrix is not None and found.topology.status is not TopologyStatus.measured:
+        print(f"{PROG}: nothing written to {args.save_matrix}", file=sys.stderr)
+        return 1
     return 0
 
 

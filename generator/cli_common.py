@@ -76,13 +76,14 @@ def tuning_options(args: argparse.Namespace, command: list[str]) -> Options:
 
 def outcome_status(result: TuneResult) -> int:
     """A run that wrote its header may still have failed the user: their code failed under the
-    benchmark (3), or no channel kept the latency constraint (1)."""
+    benchmark (3), no channel kept the latency constraint (1), or the thread search failed (1)."""
     if (failure := outcome.user_code_failure(result)) is not None:
         print(f"{PROG}: error: {failure}", file=sys.stderr)
         return UserCodeError.exit_status
-    if (unmet := outcome.latency_unmet(result)) is not None:
-        print(f"{PROG}: error: {unmet}", file=sys.stderr)
-        return 1
+    for unmet in (outcome.latency_unmet(result), outcome.threads_unmet(result)):
+        if unmet is not None:
+            print(f"{PROG}: error: {unmet}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -108,9 +108,12 @@ def banner(search: SearchResult) -> tuple[str, ...]:
     for base in ("producer_alone", "consumer_alone"):
         if base in confirmed.baselines:
             lines.append(f"{base}: {confirmed.baselines[base].median:.4g} events/s")
-    if confirmed.efficiency is not None:
+    if confirmed.unresolved:
+        lines.append("efficiency: unresolved (the channel measured faster than a side alone)")
+    elif confirmed.efficiency is not None:
         efficiency = _figure_text(confirmed.efficiency, "{:.3f}")
-        lines.append(f"efficiency: {efficiency} (1.0 = the slower side alone)")
+        at = ": at it within the noise" if confirmed.at_bound else ""
+        lines.append(f"efficiency: {efficiency} (1.0 = the slower side alone{at})")
     if confirmed.latency_bound_ns is not None:
         lines.append(_bound_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
     decision = confirmed.decision

@@ -113,7 +113,8 @@ class Host:
         canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:FINGERPRINT_HEX_DIGITS]
 
-    def _place(self, cpu: int) -> LogicalCpu:
+    def place(self, cpu: int) -> LogicalCpu:
+        """Where `cpu` sits: its package, die, core and NUMA node."""
         for place in self.topology:
             if place.cpu == cpu:
                 return place
@@ -124,11 +125,11 @@ class Host:
 
     def core_of(self, cpu: int) -> int:
         """The physical core (numbered 0..cores-1) that runs `cpu`."""
-        return self._place(cpu).core
+        return self.place(cpu).core
 
     def siblings(self, cpu: int) -> tuple[int, ...]:
         """The online hardware threads of `cpu`'s core, `cpu` included."""
-        core = self._place(cpu).core
+        core = self.place(cpu).core
         return tuple(place.cpu for place in self.topology if place.core == core)
 
     def llc_groups(self) -> tuple[tuple[int, ...], ...]:

@@ -1,7 +1,7 @@
 """The orchestrator: every stage of hspc-gen, in order, wired here and nowhere else.
 
     target    app.yaml, checked                         target.load_target
-    host      /sys and /proc                            host.read_host
+    host      /sys and /proc; the CPU pairs, measured   host.read_host, wiring.host_topology
     space     the parameters and their constraints      wiring.space_for -> search.space
     strategy  the next batch of candidates              search.strategies (registry)
     render    the batch's Meson project, its record key search.measure.toolchain: prepare
@@ -14,43 +14,43 @@
     emit      the header, atomically                    emit
     report    hspc-result.json, hspc-summary.md         reports
 
-`run` is `hspc-gen --target`, `compare` and `threads` the other commands. Each returns a typed
-value from the model; the command line prints it. Nothing here prints: progress goes to `show`.
-Bad input raises UserError before anything is written; every other failure is a value.
+`run` is `hspc-gen --target`, `compare` and `threads` the other commands (the channel's search
+and its confirmation, stage by stage, are `channel_search`'s). Each returns a typed value from
+the model; the command line prints it. Nothing here prints: progress goes to `show`. Bad input
+raises UserError before anything is written; every other failure is a value.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hspc_gen import params, wiring
-from hspc_gen.batch import Machinery, Show, evaluate, evaluate_every_round, quiet
+from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
+from hspc_gen.channel_search import Searched, confirm, remeasure, search
 from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
-from hspc_gen.model import ChannelParams, Effort, Primitive
+from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
+from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
 from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import findings, schedule, tune, wisdom
+from hspc_gen.search import findings, tune, wisdom
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation, PlanCounts
-from hspc_gen.search.space import Space
 from hspc_gen.search.store import locked
-from hspc_gen.search.strategies import registry
-from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
+from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import (
     THREAD_SAMPLE_SECONDS,
@@ -59,11 +59,12 @@ from hspc_gen.search.threads.session import (
     recommend_threads,
     sweep_threads,
 )
-from hspc_gen.target import Target, Workload, load_target
+from hspc_gen.target import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
 THREADS_FILE = "hspc-threads.json"
+INTERNAL_ERROR = "the thread search stopped on an error of hspc-gen's own"
 COMPARE_SEED = 1  # apart from the tuner's seeds: compare measures afresh, and replays itself
 
 
@@ -81,7 +82,7 @@ class Options:
 def run(options: Options, show: Show = quiet) -> TuneResult:
     """`hspc-gen --target`: tune the channel for this host and write its header and reports."""
     started = time.monotonic()
-    target = wiring.target_with_budget(options.target, options.budget)  # target
+    target = target_with_budget(options.target, options.budget)  # target
     host = read_host()  # host
     fixed = params.parse_overrides(options.overrides)
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
@@ -95,13 +96,19 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     header.write(start)  # the anytime result: improved as results come, final at the end
-    if options.effort is Effort.estimate:
-        elapsed = time.monotonic() - started
-        info = wiring.run_info(target, host, options.effort, elapsed, calibrated=calibrated)
-        return _finish(TuneResult(info, start, None, estimated), out, header)
-    context = Context(target, host, fixed, start, options.effort, started, user_code, calibrated)
     store = wiring.record_store(host, options.cache)
+    if options.effort is Effort.estimate:  # what an earlier run measured, if any
+        pairs = wiring.host_topology(host, store, options.cache, measure=False)
+        elapsed = time.monotonic() - started
+        info = wiring.run_info(
+            target, host, options.effort, elapsed, calibrated=calibrated, topology=pairs
+        )
+        return _finish(TuneResult(info, start, None, estimated), out, header)
     with locked(store, started + target.budget, show):  # one measuring run at a time
+        pairs = wiring.host_topology(host, store, options.cache, measure=True, show=show)
+        context = Context(
+            target, host, fixed, start, options.effort, started, user_code, calibrated, pairs
+        )
         machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
         result = tune_channel(context, machinery, header)
     return _finish(result, out, header)  # emit, report
@@ -119,6 +126,7 @@ class Context:
     started: float
     user_code: UserCode | None  # the user's own code's cost per event, measured alone
     calibrated: Calibrated = NOT_CALIBRATED  # what waiting costs here: the spin budgets
+    topology: TopologyOutcome | None = None  # how the CPUs talk, pair by pair (measured classes)
 
 
 def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -> TuneResult:
@@ -128,7 +136,8 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     busy, others = machine_busy()
     if busy:
         machinery.show(f"warning: other processes use {others:.2f} CPUs: less precise")
-    space = wiring.space_for(target, host, context.fixed, wiring.spin_budgets(context.calibrated))
+    spin = wiring.spin_budgets(context.calibrated)
+    space = wiring.space_for(target, host, context.fixed, spin, context.topology)
     settings = wiring.settings_for(
         target, host, context.effort, context.started, quiet=not busy, user=context.user_code
     )
@@ -136,12 +145,14 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     confirmation = confirm(searched, settings, machinery)  # confirm
     winner = searched.winner
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
+    remeasured = None
     if confirmation is not None:
         winner = (
             confirmation.step.winner()
             or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
             or winner
         )
+        remeasured = remeasure(confirmation, searched, winner, settings, machinery)
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
     elapsed = time.monotonic() - context.started
@@ -153,102 +164,11 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         others=others,
         store=machinery.store,
         calibrated=context.calibrated,
+        topology=context.topology,
     )
-    found = _search_result(searched, confirmation, winner, settings)
+    found = _search_result(searched, (confirmation, remeasured), winner, settings)
+    found = replace(found, placement=space.placement_name(winner))
     return TuneResult(info, winner, found, advice)
-
-
-@dataclass(frozen=True)
-class Searched:
-    winner: ChannelParams
-    evaluations: tuple[Evaluation, ...]
-    budget_exhausted: bool  # a batch was left out for want of time
-    spent: tuple[tuple[int, float], ...] = ()  # per evaluation: candidates proposed, seconds
-    builds: tuple[Prepared, ...] = ()  # the builds of the batches that decided: one of them
-    # holds the confirmation's contenders, so the confirmation needs no build of its own
-
-
-def search(
-    space: Space,
-    start: ChannelParams,
-    settings: tune.Settings,
-    machinery: Machinery,
-    on_improve: Callable[[ChannelParams], None] = lambda _p: None,
-) -> Searched:
-    """Every stage's strategy from the best point so far, batch by batch, each step within its
-    share of the time plan (`search.schedule`)."""
-    stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
-    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
-    best, evaluations, exhausted, builds = start, [], False, []
-    done: list[tuple[int, str]] = []
-    spent: list[tuple[int, float]] = []
-    for index, stage in enumerate(settings.stages):
-        strategy = registry.create(stage.strategy, space, best, settings.effort)  # strategy
-        history: list[StepResult] = []
-        while (batch := strategy.propose(history)) is not None:
-            step_deadline = _deadline(plan, index, batch, done)
-            staged = dataclasses.replace(
-                settings, deadline=step_deadline, search_deadline=settings.deadline
-            )
-            done.append((index, batch.step))
-            began = time.monotonic()
-            evaluated = evaluate(batch, stage, staged, machinery)
-            if evaluated is None:  # the budget left the step out: the stage ends here
-                exhausted = True
-                break
-            evaluation = evaluated.evaluation
-            if evaluation.step.decision.winner is not None:
-                builds.append(evaluated.prepared)
-            history.append(evaluation.step)
-            evaluations.append(evaluation)
-            spent.append((len(batch.candidates), time.monotonic() - began))
-            winner = evaluation.step.winner()  # decide
-            if winner is not None and winner != best:
-                best = winner
-                on_improve(best)
-        done.extend(plan.stage_keys(index))  # what the stage did not propose is not ahead
-    return Searched(best, tuple(evaluations), exhausted, tuple(spent), tuple(builds))
-
-
-def _deadline(
-    plan: schedule.Schedule, stage: int, batch: Batch, done: Sequence[tuple[int, str]]
-) -> float:
-    """The batch's step's deadline in the time plan (costed as it came, if unforeseen)."""
-    baselines = next((s.baselines for s in plan.steps if s.stage == stage), 0)
-    points, compiled = len(batch.candidates), batch.compiled_points
-    step = schedule.StepOutline(stage, batch.step, points, batch.rounds, baselines, compiled)
-    return plan.step_deadline(step, done)
-
-
-def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
-    """The winner and runners-up measured again in a fresh process with a new seed: the
-    reported figures come from here, and it may overturn the pick (the winner's curse)."""
-    if not searched.evaluations:
-        return None
-    history = [e.step for e in searched.evaluations]
-    batch = tune.confirmation_batch(history, searched.winner, settings.effort)
-    last = settings.stages[-1]
-    lines = (*last.baselines, *(b for b in tune.CONFIRM_LINES if b not in last.baselines))
-    stage = dataclasses.replace(last, baselines=lines)
-    machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
-    deadline = tune.confirm_deadline(settings, batch, stage)
-    fresh = dataclasses.replace(
-        settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
-    )
-    return evaluate_every_round(
-        batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
-    )
-
-
-def _build_holding(searched: Searched, batch: Batch, workload: Workload) -> Prepared | None:
-    """The latest deciding batch's build that holds every candidate of `batch` and runs this
-    workload; None when there is none (then the batch is built)."""
-    wanted = {c.id for c in batch.candidates}
-    for prepared in reversed(searched.builds):
-        held = {c.id for c in prepared.batch.candidates}
-        if prepared.workload == workload and wanted <= held:
-            return prepared
-    return None
 
 
 def threads_for(
@@ -262,21 +182,31 @@ def threads_for(
     budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS)
     machinery.show("recommending thread counts and placement for the tuned channel")
     where = ThreadRun(machinery.toolchain, machinery.store, budget)
-    return recommend_threads(channel, inputs, where)
+    try:
+        return recommend_threads(channel, inputs, where)
+    except Exception as bug:  # the channel's result is final: it must still be written
+        # A measurement's failure is already a ThreadFailure; what reaches here is hspc-gen's
+        # own defect. The finished channel search still ends with its header and reports, and
+        # the run says what failed (exit 1), with the traceback for the report.
+        trace = "".join(traceback.format_exception(bug))
+        return ThreadFailure(Status.crashed, f"{INTERNAL_ERROR}: {bug!r}\n{trace}")
 
 
 def _search_result(
     searched: Searched,
-    confirmation: Evaluation | None,
+    confirmations: tuple[Evaluation | None, Evaluation | None],
     winner: ChannelParams,
     settings: tune.Settings,
 ) -> SearchResult:
-    every = (*searched.evaluations, *([confirmation] if confirmation else []))
-    counts = sum((e.counts for e in every), PlanCounts())  # the confirmation's plans too
+    """The typed result; `confirmations` is the confirmation and the winner's re-measure (when
+    the confirmation's figures could not be true)."""
+    confirmation, remeasured = confirmations
+    every = (*searched.evaluations, *(e for e in confirmations if e is not None))
+    counts = sum((e.counts for e in every), PlanCounts())  # the confirmations' plans too
     confirmed = None
     if confirmation is not None:
         bound = settings.max_latency_ns
-        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound)
+        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound, remeasured)
     return SearchResult(
         winner=winner,
         confirmed=confirmed,
@@ -293,6 +223,13 @@ def _search_result(
         seed=settings.seed,
         oversubscribed=settings.oversubscribed,
     )
+
+
+def target_with_budget(path: Path, budget: str | None) -> Target:
+    """app.yaml, with --budget as typed over its own budget (checked, and blamed on
+    `--budget`, as the YAML key would be)."""
+    given = {} if budget is None else {"budget": budget}
+    return load_target(path, overrides=given, labels={"budget": f"--budget {budget}"})
 
 
 @dataclass(frozen=True)
@@ -361,7 +298,7 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
     estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
     could be measured. The budget bounds it all, builds included."""
     started = time.monotonic()
-    target, host = wiring.target_with_budget(options.target, options.budget), read_host()
+    target, host = target_with_budget(options.target, options.budget), read_host()
     result, cache = options.result, options.cache
     channel = (
         wiring.winner_of(result, target) if result else wiring.estimated_params(target, host, {})

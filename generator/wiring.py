@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from hspc_gen import __version__, emit, estimate, params
@@ -26,19 +26,24 @@ from hspc_gen.model import (
 )
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.search.measure import calibrate, load, preflight
+from hspc_gen.search.measure import topology as measured_topology
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.harness import PACED_EVENT_NS
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain
+from hspc_gen.search.placements import HostShape
 from hspc_gen.search.records import params_from_dict
-from hspc_gen.search.space import HostShape, Space
+from hspc_gen.search.space import Space
 from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.target import Target, Workload, load_target
+from hspc_gen.target import Target, Workload
+from hspc_gen.topology import representative_pairs
+from hspc_gen.topology_text import topology_json
 
 CONFIRM_SHARE = (
     0.10  # of the budget, kept for re-measuring the best candidates (12 s at 120 s; it takes ~5 s)
@@ -82,7 +87,13 @@ def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
     return estimate.thread_advice(host, t.producers, t.consumers, (w.producer_ns, w.consumer_ns))
 
 
-def host_shape(host: Host) -> HostShape:
+def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
+    """What the space needs of the host; with its measured classes, when it was measured."""
+    measured = topology.topology if topology is not None else None
+    classes = tuple(
+        (pair.name, pair.producer_cpu, pair.consumer_cpu)
+        for pair in (representative_pairs(measured) if measured is not None else ())
+    )
     pairs = {
         tuple(sorted(host.siblings(cpu)))
         for cpu in host.allowed_cpus
@@ -98,6 +109,7 @@ def host_shape(host: Host) -> HostShape:
         cache_line_bytes=host.cache_line_bytes,
         l2_bytes=host.l2_bytes_per_core(),
         huge_pages=host.huge_pages in {"always", "madvise"},
+        class_pairs=classes,
     )
 
 
@@ -106,14 +118,16 @@ def space_for(
     host: Host,
     fixed: Mapping[str, int | Primitive],
     spin: SpinBudgets = UNCALIBRATED,
+    topology: TopologyOutcome | None = None,
 ) -> Space:
-    """The target's space, narrowed to the values `--set` fixed."""
+    """The target's space, narrowed to the values `--set` fixed; its placements one pair per
+    measured class of CPU pairs when the host was measured."""
     space = Space.from_target(
         event_bytes=target.event.size,
         primitives=target.constraints.primitives,
         max_buffer_memory=target.constraints.max_buffer_memory,
         pin_threads=target.constraints.pin_threads,
-        host=host_shape(host),
+        host=host_shape(host, topology),
         spin=spin,
     )
     return space.narrowed(fixed)
@@ -125,6 +139,36 @@ def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated
     if measure:
         return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
     return calibrate.cached(cache_dir(cache), host.fingerprint)
+
+
+def host_topology(
+    host: Host,
+    store: RecordStore,
+    cache: Path | None,
+    *,
+    measure: bool,
+    again: bool = False,
+    show: Callable[[str], None] = lambda _: None,
+) -> TopologyOutcome:
+    """How this host's CPUs talk, pair by pair: measured once per host (a few seconds) when the
+    run measures anyway, then kept in the record store; else whatever an earlier run stored."""
+    return measured_topology.host_topology(
+        host,
+        store,
+        cache_dir(cache),
+        preflight.compiler(),
+        measure=measure,
+        again=again,
+        on_measure=show,
+    )
+
+
+def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, object]:
+    """The host as `hspc-gen host --json` prints it: sysfs's, and the measured topology."""
+    document = host.to_json()
+    if topology is not None:
+        document["topology"] = topology_json(topology)
+    return document
 
 
 def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
@@ -307,9 +351,10 @@ def run_info(
     others: float = 0.0,
     store: RecordStore | None = None,
     calibrated: Calibrated = NOT_CALIBRATED,
+    topology: TopologyOutcome | None = None,
 ) -> RunInfo:
     """What was asked, where, and how it went (the load before measuring, the record store's
-    unreadable lines)."""
+    unreadable lines, the host's measured topology)."""
     return RunInfo(
         target=target.name,
         event_bytes=target.event.size,
@@ -317,7 +362,7 @@ def run_info(
         effort=effort,
         budget_seconds=target.budget,
         elapsed_seconds=elapsed,
-        host=host.to_json(),
+        host=host_document(host, topology),
         host_model=host.model_name,
         fingerprint=host.fingerprint,
         tool_version=__version__,
@@ -327,6 +372,7 @@ def run_info(
             *thread_notes(target, host),
             *(store_notes(store) if store else ()),
             *((calibrated.note,) if calibrated.note else ()),
+            *((topology.note,) if topology and topology.note else ()),
         ),
         timings=calibrated.timings,
     )
@@ -348,10 +394,3 @@ def winner_of(path: Path, target: Target) -> ChannelParams:
             f" with {target.event.size} B events"
         )
     return params
-
-
-def target_with_budget(path: Path, budget: str | None) -> Target:
-    """app.yaml, with --budget as typed over its own budget (checked, and blamed on
-    `--budget`, as the YAML key would be)."""
-    given = {} if budget is None else {"budget": budget}
-    return load_target(path, overrides=given, labels={"budget": f"--budget {budget}"})

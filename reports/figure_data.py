@@ -31,6 +31,7 @@ FIGURES = {
     "hspc-decisions.png": "The decision trail",
     "hspc-threads.png": "Thread count",
     "hspc-peers.png": "Peer queues",
+    "hspc-topology.png": "How the CPUs talk",
 }
 """The report's page and its figures' files (the summary shows them too), with their headings."""
 MAX_SERIES = 8  # lines in one chart before it stops being readable

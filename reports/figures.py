@@ -13,10 +13,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
+import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from hspc_gen.reports.figure_data import Bars, Curves, Forest
+from hspc_gen.reports.figure_topology import Heatmap
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType as RcKey
@@ -136,6 +139,38 @@ def forest(data: Forest) -> bytes:
         "cost over the winner's, paired by round (above 1: slower); grey: the step's margin"
     )
     figure.suptitle(data.title, x=0.01, ha="left", fontsize=10)  # long row labels: the figure's
+    if data.note:
+        figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
+    return png(figure)
+
+
+MAX_TICKED_CPUS = 32  # beyond, every CPU's number on the axes runs together
+
+
+@styled
+def heatmap(data: Heatmap) -> bytes:
+    """A square of CPU pairs, coloured by round trip on a log scale (the classes differ by
+    multiples); pairs not measured stay blank. The colour bar marks each class's median."""
+    if not data.values:
+        return words(data.title, data.empty)
+    grid = np.array([[np.nan if v is None else v for v in row] for row in data.values])
+    figure = Figure(figsize=(WIDTH_INCHES, 7.0), layout="constrained")
+    axes = figure.add_subplot()
+    colours = mpl.colormaps["viridis"].with_extremes(bad="#f4f4f4")
+    low, high = float(np.nanmin(grid)), float(np.nanmax(grid))
+    image = axes.imshow(
+        np.ma.masked_invalid(grid), cmap=colours, norm=LogNorm(low, max(high, low * 1.01))
+    )
+    step = max(1, -(-len(data.cpus) // MAX_TICKED_CPUS))
+    ticks = list(range(0, len(data.cpus), step))
+    axes.set_xticks(ticks, [str(data.cpus[i]) for i in ticks], fontsize=7)
+    axes.set_yticks(ticks, [str(data.cpus[i]) for i in ticks], fontsize=7)
+    axes.set_xlabel("CPU (reads the block, answers the round trip)")
+    axes.set_ylabel("CPU")
+    axes.set_title(data.title, loc="left")
+    bar = figure.colorbar(image, ax=axes, shrink=0.8)
+    bar.set_ticks([v for _, v in data.classes], labels=[f"{n} {v:.0f}" for n, v in data.classes])
+    bar.minorticks_off()
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
     return png(figure)

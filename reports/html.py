@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from hspc_gen.reports import figure_data, figure_threads, figures
+from hspc_gen.reports import figure_data, figure_threads, figure_topology, figures
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE, Doc
 
 
@@ -33,6 +33,7 @@ def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
         (FOREST, lambda: figures.forest(figure_data.forest(result))),
         (THREADS, lambda: figures.curves(figure_threads.threads(result), log_x=False)),
         (PEERS, lambda: figures.bars((figure_threads.peers(result, bench),))),
+        (TOPOLOGY, lambda: figures.heatmap(figure_topology.topology(result))),
     )
     return tuple(
         Panel(name, heading, *how)
@@ -58,6 +59,12 @@ FOREST = (
 THREADS = (
     "The thread-count recommendation's evidence: all channels' events/s against the number of"
     " threads, the recommended count marked, and the guard that ended the search."
+)
+TOPOLOGY = (
+    "The host's CPU pairs as measured once per host: a cache line's round trip between each pair"
+    " (the colour, on a log scale), the classes they fall into marked on the colour bar. Pairs"
+    " that measure alike sit alike wherever sysfs puts them: hspc-gen host says where the two"
+    " disagree."
 )
 PEERS = (
     "hspc-gen bench: the tuned channel and the peer queues on this host, driven by the same"

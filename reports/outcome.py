@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
+from hspc_gen.model import Status
 from hspc_gen.model.result import TuneResult
+from hspc_gen.model.threads import ThreadFailure
 
 
 def latency_unmet(result: TuneResult) -> str | None:
@@ -50,4 +52,17 @@ def user_code_failure(result: TuneResult) -> str | None:
         f"nothing could be measured: the user's code failed under the benchmark"
         f" ({first.status}: {first.cause}, in {len(theirs)} run(s); it passed alone, before"
         " tuning); the header holds the estimate"
+    )
+
+
+def threads_unmet(result: TuneResult) -> str | None:
+    """Why the thread counts asked for were not measured, when a failure (not the budget)
+    stopped their search: the channel's header and reports are written, the advice estimated."""
+    advice = result.threads
+    if not isinstance(advice, ThreadFailure) or advice.status is Status.skipped:
+        return None
+    first = advice.error.strip().splitlines()[0] if advice.error.strip() else ""
+    return (
+        f"the thread search failed ({advice.status}{': ' + first if first else ''}); the channel"
+        " is tuned and written, its thread advice is the estimate (see hspc-result.json)"
     )

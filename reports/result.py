@@ -25,7 +25,10 @@ RESULT_SCHEMA_VERSION = 3
 3: the parameters hold spin_ns (searched), the winner no longer a spin_ns of its own; the host's
 wait costs (host_timings). Additions older readers take as absent: each candidate's paired cost
 over its step's winner (cost_vs_winner), each step's limit lines from its own rounds (baselines),
-p0_parallel among them."""
+p0_parallel among them; why an efficiency that cannot be true is not given
+(efficiency_unresolved), what was measured of one reported at the bound 1.0 (efficiency_at_bound)
+and why the figures are a second measurement's (remeasured); where the
+winner's threads run, in words (winner.placement: unpinned, a measured class, or pinned)."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
@@ -90,9 +93,13 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
             "params": params,
             "events_per_second": rate(confirmed.rate) if confirmed else None,
             "latency_ns": figure(confirmed.latency_ns) if confirmed else None,
+            "placement": search.placement or None,
         },
         "baselines": baselines(confirmed.baselines) if confirmed else {},
         "efficiency": figure(confirmed.efficiency) if confirmed else None,
+        "efficiency_unresolved": confirmed.unresolved or None if confirmed else None,
+        "efficiency_at_bound": confirmed.at_bound or None if confirmed else None,
+        "remeasured": confirmed.remeasured or None if confirmed else None,
         "latency_bound": _bound(confirmed) if confirmed else None,
         "confirmation": step(confirmed.decision) if confirmed else None,
         "decisions": [step(s) for s in search.trail],

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
-from hspc_gen.model import Figure, HostTimings
-from hspc_gen.model.result import SearchResult, Step, TuneResult
+from hspc_gen.model import ChannelParams, Figure, HostTimings
+from hspc_gen.model.result import Confirmed, SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
@@ -49,11 +51,43 @@ def _timings(timings: HostTimings | None) -> list[str]:
     ]
 
 
+def _pairs(measured: Any) -> list[str]:
+    """The host's measured classes of CPU pairs, in a sentence (the heat map has the pairs)."""
+    if not isinstance(measured, Mapping) or not measured.get("classes"):
+        return []
+    classes = "; ".join(
+        f"{c['name']} {c['round_trip_ns']:.0f} ns ({_count(len(c['pairs']), 'pair')},"
+        f" e.g. CPUs {c['representative'][0]},{c['representative'][1]})"
+        for c in measured["classes"]
+    )
+    said = len(measured.get("disagreements") or ())
+    agrees = f"{said} disagreement(s) with sysfs" if said else "sysfs agrees"
+    kind = " ".join(measured.get("kind") or ()) or "uniprocessor"
+    return [
+        "",
+        f"CPU pairs ({measured['status']}, a cache line's round trip): {classes}; {agrees}"
+        f" ({kind} as measured).",
+    ]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _us(figure: Figure) -> str:
     if not math.isfinite(figure.median):
         return "— (not measured)"
     low, high = figure.ci95_low / 1e3, figure.ci95_high / 1e3
     return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
+
+
+def _placement(winner: ChannelParams, placement: str) -> list[str]:
+    """Where the winner's threads run, when the search placed them (one line, then a blank)."""
+    if not placement or placement == "unpinned":
+        return ["Placement: unpinned (the scheduler places the threads).", ""] if placement else []
+    where = f"producer on CPU {winner.producer_cpu}, consumer on CPU {winner.consumer_cpu}"
+    kind = "a pinned pair" if placement == "pinned" else f"the measured class {placement}"
+    return [f"Placement: {where} ({kind}).", ""]
 
 
 def _params(result: TuneResult) -> list[str]:
@@ -68,7 +102,14 @@ def _measured(search: SearchResult) -> list[str]:
     confirmed = search.confirmed
     if confirmed is None:
         return ["- channel: not measured"]
-    lines = [f"- channel: {_rate(confirmed.rate)}"]
+    doubt = (
+        " (unresolved: see efficiency)"
+        if confirmed.unresolved
+        else " (within the noise of each other: see efficiency)"
+        if confirmed.at_bound
+        else ""
+    )
+    lines = [f"- channel: {_rate(confirmed.rate)}{doubt}"]
     latency = confirmed.latency_ns
     if latency is not None:
         lines.append(
@@ -76,17 +117,35 @@ def _measured(search: SearchResult) -> list[str]:
             f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
     for name, summary in sorted(confirmed.baselines.items()):
-        lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}")
+        side = doubt if name in ("producer_alone", "consumer_alone") else ""
+        lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}{side}")
     if confirmed.latency_bound_ns is not None:
         lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
-    efficiency = confirmed.efficiency
-    if efficiency is not None:
+    lines += _efficiency(confirmed)
+    if confirmed.remeasured:
         lines.append(
-            f"- efficiency: {efficiency.median:.3f} (95% CI {efficiency.ci95_low:.3f} to "
-            f"{efficiency.ci95_high:.3f}); "
-            "1.0 = as fast as the slower of producer and consumer alone"
+            "- these figures are from a second measurement of the winner: the confirmation's"
+            f" were past the bound ({confirmed.remeasured})"
         )
     return lines
+
+
+def _efficiency(confirmed: Confirmed) -> list[str]:
+    efficiency = confirmed.efficiency
+    if confirmed.unresolved:
+        return [f"- efficiency: unresolved: {confirmed.unresolved}, which cannot be"]
+    if efficiency is None:
+        return []
+    interval = f"95% CI {efficiency.ci95_low:.3f} to {efficiency.ci95_high:.3f}"
+    if confirmed.at_bound:
+        return [
+            f"- efficiency: 1.000, at the bound ({interval}): as fast as the slower of producer"
+            f" and consumer alone within the noise (measured {confirmed.at_bound})"
+        ]
+    return [
+        f"- efficiency: {efficiency.median:.3f} ({interval}); "
+        "1.0 = as fast as the slower of producer and consumer alone"
+    ]
 
 
 def _latency_line(bound_ns: float, p99: Figure | None) -> str:
@@ -215,6 +274,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
         "",
         f"Host: {run.host_model}, fingerprint `{run.fingerprint}`",
         *_timings(run.timings),
+        *_pairs(run.host.get("topology")),
         "",
         *_params(result),
         "",
@@ -228,6 +288,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
             "come from the host heuristics."
         )
     else:
+        lines += [*_placement(result.winner, search.placement)]
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)

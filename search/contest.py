@@ -152,12 +152,10 @@ def run_rounds(
         plan = plan_text(contest, live, first, rounds)
         done = execute(executable, plan, len(live) * rounds * SAMPLE_DEADLINE + 30, SAMPLE_DEADLINE)
         if done.status is Status.ok:
-            samples = parse_samples(done.document)
-            wrong = {s.arm for s in samples if not s.verified}
-            failed |= {
-                arm: (Status.wrong_answer, "an event lost, repeated or torn") for arm in wrong
-            }
-            return Measured(tuple(s for s in samples if s.arm not in wrong), failed)
+            parsed = parse_samples(done.document)
+            failed |= {arm: (status, parsed.cause(arm)) for arm, status in parsed.failed.items()}
+            kept = tuple(s for s in parsed.samples if s.arm not in parsed.failed)
+            return Measured(kept, failed)
         said = death(done.log)
         culprit = said.arm.split("/")[0] if said and said.arm else None
         if culprit not in live or culprit == REFERENCE:

@@ -3,8 +3,9 @@
 
 Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`): the same
 objects are written to the record store and replayed, by a re-run and by the tests' fake runner.
-The store holds two kinds of line, each stamped with RECORD_FORMAT: a `Record` (the samples of
-one arm from one plan) and a `Cut` (where the budget stopped a run).
+The store holds three kinds of line, each stamped with RECORD_FORMAT: a `Record` (the samples of
+one arm from one plan), a `Cut` (where the budget stopped a run) and a `MatrixRecord` (the
+host's CPU pairs measured by the topology probe).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hspc_gen.model import DEFAULT_SPIN_NS, PARAM_NAMES, ChannelParams, Primitive, Status
+from hspc_gen.model.topology import Matrix
 
 if TYPE_CHECKING:  # only for the annotation of Cut.of_plan: search.plan imports this module
     from hspc_gen.search.plan import Plan
@@ -100,6 +102,13 @@ class Sample:
     delay_ns: float = -1.0
     """Time the threads spent runnable but not running (waiting for a CPU), summed; -1 when the
     kernel does not expose it (or the record is older)."""
+
+    def __post_init__(self) -> None:
+        # A sample that moved nothing or took no time measured nothing: the harness's parser
+        # makes it its arm's failure (harness.parse_samples), and a stored one is unreadable.
+        if self.events <= 0 or not self.wall_ns > 0:
+            said = f"{self.events} events in {self.wall_ns} ns"
+            raise ValueError(f"a sample of {self.arm} moved {said}")
 
     @property
     def disturbed(self) -> bool:
@@ -309,14 +318,39 @@ class Cut:
         )
 
 
-def entry_from_dict(data: Mapping[str, Any]) -> Record | Cut:
+@dataclass(frozen=True)
+class MatrixRecord:
+    """The host's CPU pairs as the topology probe measured them (search.measure.topology): its
+    key names the probe's source, compiler and flags, so that a changed probe measures again."""
+
+    key: RecordKey
+    matrix: Matrix
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "matrix",
+            "schema": RECORD_FORMAT,
+            "key": self.key.to_dict(),
+            "matrix": self.matrix.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MatrixRecord:
+        return cls(RecordKey.from_dict(data["key"]), Matrix.from_dict(data["matrix"]))
+
+
+Entry = Record | Cut | MatrixRecord
+
+
+def entry_from_dict(data: Mapping[str, Any]) -> Entry:
     """One line of the record store; ValueError for a line of another format version."""
     version = data.get("schema", 1)
     if version != RECORD_FORMAT:
         raise ValueError(f"record format {version}, this hspc-gen reads {RECORD_FORMAT}")
-    kinds: dict[str, Callable[[Mapping[str, Any]], Record | Cut]] = {
+    kinds: dict[str, Callable[[Mapping[str, Any]], Entry]] = {
         "samples": Record.from_dict,
         "cut": Cut.from_dict,
+        "matrix": MatrixRecord.from_dict,
     }
     return kinds[str(data["kind"])](data)
 

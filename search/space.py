@@ -24,6 +24,7 @@ from hspc_gen.model import (
     floor_power_of_two,
     smallest_buffer_memory,
 )
+from hspc_gen.search.placements import SIBLING_CLASS, UNPINNED_CPUS, HostShape, placements
 
 # The grids the search walks, inside the parameter limits (model.LIMITS).
 PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, LIMITS["padding_bytes"].high)
@@ -33,7 +34,6 @@ BUFFER_COUNTS: tuple[int, ...] = (2, 3, 4, 8, 16, 32, LIMITS["buffers"].high)
 START_BUFFERS = 3
 """The paper's p5 triple buffering: both sides busy while one buffer is in flight."""
 START_BUFFER_BYTES = 4096
-UNPINNED_CPUS: tuple[int, int] = (-1, -1)
 SPIN_FACTORS: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
 PREFETCH_GRID: tuple[int, ...] = (0, 1024, 4096, 16384)
 """The prefetch depths (the bytes of a slot prefetched as it is taken) an exhaustive search
@@ -84,21 +84,6 @@ class IntRange:
 
 
 Parameter = PowerOfTwo | Choice | IntRange
-
-
-@dataclass(frozen=True)
-class HostShape:
-    """What the space needs to know about the host: CPUs, SMT siblings, caches."""
-
-    logical_cpus: int
-    allowed_cpus: tuple[int, ...]
-    cores: int
-    threads_per_core: int
-    sibling_pairs: tuple[tuple[int, int], ...] = ()
-    llc_groups: tuple[tuple[int, ...], ...] = ()
-    cache_line_bytes: int = 64
-    l2_bytes: int = 0
-    huge_pages: bool = False  # transparent huge pages can back a channel's block (madvise)
 
 
 @dataclass(frozen=True)
@@ -293,6 +278,36 @@ class Space:
             huge_pages=self.huge_pages_fixed or 0,
         )
 
+    def measurement_pair(self) -> tuple[int, int]:
+        """Where the search measures its candidates while placement is not the question: the
+        first pinned placement that is not two SMT siblings (two cores sharing a cache, the
+        paper's CMP placement), so every candidate of a step runs on the same two CPUs rather
+        than wherever the scheduler puts it that sample. Unpinned when pinning is not allowed
+        or there is no such pair."""
+
+        def siblings(pair: tuple[int, int]) -> bool:
+            declared = frozenset(pair) in {frozenset(p) for p in self.host.sibling_pairs}
+            return declared or self.host.class_of(*pair) == SIBLING_CLASS
+
+        pinned = [p for p in self.placements if p != UNPINNED_CPUS and not siblings(p)]
+        return pinned[0] if pinned else UNPINNED_CPUS
+
+    def placement_name(self, params: ChannelParams) -> str:
+        """What the placement is, in words: unpinned, the measured class it represents, or
+        pinned (a placement of sysfs's or of `--set`)."""
+        where = (params.producer_cpu, params.consumer_cpu)
+        if where == UNPINNED_CPUS:
+            return "unpinned"
+        return self.host.class_of(*where) or "pinned"
+
+    def measured_at(self, params: ChannelParams) -> ChannelParams:
+        """`params` pinned to the measurement pair, if it is unpinned (a placement the search
+        was given stays where it is)."""
+        if (params.producer_cpu, params.consumer_cpu) != UNPINNED_CPUS:
+            return params
+        producer, consumer = self.measurement_pair()
+        return params.replace(producer_cpu=producer, consumer_cpu=consumer)
+
     def grid(self) -> tuple[tuple[int, int], ...]:
         """Every allowed (buffers, buffer_bytes) pair, fewest and smallest first."""
         return tuple(
@@ -306,50 +321,3 @@ class Space:
             return tuple(s for s in sizes if s == buffer_bytes)
         i = sizes.index(buffer_bytes)
         return sizes[max(0, i - radius) : i + radius + 1]
-
-
-def placements(host: HostShape, pin_threads: PinThreads) -> tuple[tuple[int, int], ...]:
-    """(producer_cpu, consumer_cpu) pairs worth trying, in tie order: unpinned first.
-
-    Pinned choices: two distinct cores sharing a last-level cache (avoiding CPU 0, which takes
-    most interrupts, when another choice exists), and SMT siblings where the host has them.
-    """
-    pinned = [p for p in (_distinct_cores(host), _siblings(host)) if p is not None]
-    if pin_threads is PinThreads.never or not pinned:
-        return (UNPINNED_CPUS,)
-    if pin_threads is PinThreads.always:
-        return tuple(pinned)
-    return (UNPINNED_CPUS, *pinned)
-
-
-def _core_of(host: HostShape) -> dict[int, int]:
-    core = {cpu: cpu for cpu in host.allowed_cpus}
-    for a, b in host.sibling_pairs:
-        low = min(core.get(a, a), core.get(b, b))
-        core[a] = core[b] = low
-    return core
-
-
-def _prefer(pairs: Iterable[tuple[int, int]]) -> tuple[int, int] | None:
-    ordered = sorted(pairs, key=lambda p: (0 in p, p))
-    return ordered[0] if ordered else None
-
-
-def _distinct_cores(host: HostShape) -> tuple[int, int] | None:
-    allowed = set(host.allowed_cpus)
-    core = _core_of(host)
-    groups = host.llc_groups or (tuple(host.allowed_cpus),)
-    pairs = [
-        (a, b)
-        for group in groups
-        for a in sorted(allowed.intersection(group))
-        for b in sorted(allowed.intersection(group))
-        if a < b and core[a] != core[b]
-    ]
-    return _prefer(pairs)
-
-
-def _siblings(host: HostShape) -> tuple[int, int] | None:
-    allowed = set(host.allowed_cpus)
-    pairs = [(min(a, b), max(a, b)) for a, b in host.sibling_pairs if a in allowed and b in allowed]
-    return _prefer(pairs)

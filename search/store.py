@@ -1,8 +1,9 @@
 """The append-only record store: one JSON Lines file per host fingerprint under a cache directory.
 
-Each line is one `Record` (samples) or one `Cut` (where the budget stopped a run), stamped with
-the format version. Lines are only ever appended (flushed and fsynced), so a run killed mid-write
-leaves at most one partial last line, which loading skips. A record is reused only when its whole
+Each line is one `Record` (samples), one `Cut` (where the budget stopped a run) or one
+`MatrixRecord` (the host's CPU pairs, measured), stamped with the format version. Lines are only
+ever appended (flushed and fsynced), so a run killed mid-write leaves at most one partial last
+line, which loading skips. A record is reused only when its whole
 `RecordKey` matches (host fingerprint, rendered source hash, compiler, flags): anything else is
 stale, as FFTW rejects wisdom from another build. A line that cannot be read (another version's
 format, or damaged) is never used and never fatal: `skipped` says which, for the run's report.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from hspc_gen.search.records import Cut, Record, RecordKey, entry_from_dict
+from hspc_gen.search.records import Cut, Entry, MatrixRecord, Record, RecordKey, entry_from_dict
 
 FOLDER = "records"  # under the cache folder
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
@@ -37,7 +38,7 @@ def store_file_name(fingerprint: str) -> str:
     return f"host-{digest}.jsonl"
 
 
-def entry_line(entry: Record | Cut) -> str:
+def entry_line(entry: Entry) -> str:
     """An entry as the store writes it: one canonical JSON line (the same entry, the same bytes)."""
     return json.dumps(entry.to_dict(), sort_keys=True, separators=(",", ":")) + "\n"
 
@@ -49,6 +50,7 @@ class Loaded:
     records: tuple[Record, ...]
     cuts: tuple[Cut, ...] = ()
     skipped: tuple[str, ...] = ()
+    matrices: tuple[MatrixRecord, ...] = ()
 
 
 def read_records(path: Path) -> Loaded:
@@ -71,6 +73,7 @@ def parse_lines(text: str, path: Path) -> Loaded:
     lines.pop()
     records: list[Record] = []
     cuts: list[Cut] = []
+    matrices: list[MatrixRecord] = []
     skipped: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -82,9 +85,11 @@ def parse_lines(text: str, path: Path) -> Loaded:
             continue
         if isinstance(entry, Record):
             records.append(entry)
-        else:
+        elif isinstance(entry, Cut):
             cuts.append(entry)
-    return Loaded(tuple(records), tuple(cuts), tuple(skipped))
+        else:
+            matrices.append(entry)
+    return Loaded(tuple(records), tuple(cuts), tuple(skipped), tuple(matrices))
 
 
 class RecordStore:
@@ -97,8 +102,9 @@ class RecordStore:
         self.skipped = loaded.skipped
         self._records: list[Record] = list(loaded.records)
         self._cuts: set[Cut] = set(loaded.cuts)
+        self._matrices: list[MatrixRecord] = list(loaded.matrices)
 
-    def append(self, entry: Record | Cut) -> None:
+    def append(self, entry: Entry) -> None:
         """Write one entry as one line and make it durable before returning."""
         if entry.key.fingerprint != self.fingerprint:
             raise ValueError(
@@ -118,8 +124,10 @@ class RecordStore:
             os.fsync(f.fileno())
         if isinstance(entry, Record):
             self._records.append(entry)
-        else:
+        elif isinstance(entry, Cut):
             self._cuts.add(entry)
+        else:
+            self._matrices.append(entry)
 
     def extend(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -131,6 +139,10 @@ class RecordStore:
     def lookup(self, key: RecordKey, arm: str) -> tuple[Record, ...]:
         """The records of `arm` measured under exactly `key`, oldest first."""
         return tuple(r for r in self._records if r.key == key and r.arm == arm)
+
+    def matrices(self, key: RecordKey) -> tuple[MatrixRecord, ...]:
+        """The topology matrices measured under exactly `key`, oldest first."""
+        return tuple(m for m in self._matrices if m.key == key)
 
     def was_cut(self, cut: Cut) -> bool:
         """Whether this cut was recorded (by this command's earlier, cold run)."""

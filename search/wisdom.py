@@ -1,12 +1,12 @@
 """Fleet wisdom, after FFTW's: what one host measured, carried to others of the same fingerprint,
 which then replay it (the same command writes the same header bytes) instead of measuring.
 
-A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`), its
-calibration (`measure.calibrate`) and its user's code's costs (`measure.preflight`): all that a
-run reads instead of measuring. It is one JSON document: the format's name and version, and the
-payload with the sha256 of its canonical JSON, so that a file damaged, cut short or edited is
-refused whole. (A content hash, not a signature: it tells damage and stray edits, not who made
-the file.)
+A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`: the
+samples, the budget's cuts, the measured CPU-pair matrix), its calibration (`measure.calibrate`)
+and its user's code's costs (`measure.preflight`): all that a run reads instead of measuring.
+It is one JSON document: the format's name and version, and the payload with the sha256 of its
+canonical JSON, so that a file damaged, cut short or edited is refused whole. (A content hash,
+not a signature: it tells damage and stray edits, not who made the file.)
 
 An import checks the whole file before it writes anything, then merges part by part, keeping
 every host's part as FFTW keeps all wisdom. An entry the cache holds already is not written again
@@ -34,7 +34,7 @@ from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserError
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.search.measure import calibrate, preflight
-from hspc_gen.search.records import Cut, Record, entry_from_dict
+from hspc_gen.search.records import Entry, MatrixRecord, Record, entry_from_dict
 from hspc_gen.search.store import (
     FOLDER,
     SAFE_NAME,
@@ -65,7 +65,6 @@ FOREIGN_ENTRY = "entries keyed to another host than the part of the file they ar
 UNREADABLE_HOST_FILE = "host records (calibration, user's code's cost) unreadable or not its host's"
 BAD_FINGERPRINT = "parts for a host fingerprint that cannot name a file"
 
-Entry = Record | Cut
 Reasons = Counter[str]
 
 
@@ -201,7 +200,7 @@ def collect(cache_dir: Path) -> Wisdom:
     for path in sorted((cache_dir / FOLDER).glob("*.jsonl")):
         loaded = parse_lines(_text(path), path)
         ignored[UNREADABLE_LINE] += len(loaded.skipped)
-        every: tuple[Entry, ...] = (*loaded.records, *loaded.cuts)
+        every: tuple[Entry, ...] = (*loaded.records, *loaded.cuts, *loaded.matrices)
         for entry in every:
             entries.setdefault(entry.key.fingerprint, []).append(entry)
     files: dict[str, list[tuple[str, dict[str, Any]]]] = {}
@@ -285,6 +284,8 @@ def _slot(entry: Entry) -> tuple[object, ...]:
     if isinstance(entry, Record):
         key = (entry.key, entry.arm, entry.seed, entry.first_round, entry.events_per_sample)
         return ("samples", *key)
+    if isinstance(entry, MatrixRecord):
+        return ("matrix", entry.key)
     return ("cut", entry.key, entry.run, entry.plan)
 
 
@@ -296,7 +297,7 @@ def _merge_entries(
     with lock(path, math.inf, on_wait):
         text = _text(path)
         loaded = parse_lines(text, path)
-        own: tuple[Entry, ...] = (*loaded.records, *loaded.cuts)
+        own: tuple[Entry, ...] = (*loaded.records, *loaded.cuts, *loaded.matrices)
         lines, slots = {entry_line(e) for e in own}, {_slot(e) for e in own}
         new: list[str] = []
         present = conflicts = 0

@@ -87,6 +87,21 @@ class Confirmed:
     decision: Step
     latency_bound_ns: float | None = None  # constraints.max_latency_us, when it was checked
     latency_p99_ns: Figure | None = None  # the winner's p99 wait under a paced load
+    unresolved: str = ""
+    """Why the efficiency is not reported although it was measured: the channel measured surely
+    faster than a side alone (its interval above 1, which cannot be), in the confirmation and
+    again when re-measured."""
+    at_bound: str = ""
+    """What was measured when the efficiency's median came out above 1 but its interval did
+    not: reported at the bound (1.0), as fast as the slower side alone within the noise."""
+    remeasured: str = ""
+    """Why the winner was measured again, when its figures come from that second measurement
+    (the confirmation's were past the bound)."""
+
+    @property
+    def sound(self) -> bool:
+        """Whether the figures are within what can be, as measured."""
+        return not (self.unresolved or self.at_bound)
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,9 @@ class SearchResult:
     seed: int
     oversubscribed: bool
     step_left_out: bool = False  # the budget left a whole step out (budget_exhausted says so too)
+    placement: str = ""
+    """Where the winner's threads run, in words: unpinned, the measured class of CPU pairs its
+    CPUs represent (e.g. shared_l3), or pinned (sysfs's choice, or `--set`'s)."""
 
 
 @dataclass(frozen=True)

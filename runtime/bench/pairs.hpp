@@ -36,18 +36,23 @@ static_assert(hspc::BasicFanOut<char, hspc::Primitive::futex, 2, 64, 0>::kMaxCon
 namespace detail {
 
 // The hspc channel behind a variant-table type (a bare BasicChannel, or one driven as a
-// ChannelContender or PerEvent) and its fan-out, with the channel's latency bound; void for
-// anything else, which these kinds decline.
+// ChannelContender or PerEvent) and its fan-out, with every one of the channel's parameters;
+// void for anything else (a peer queue), which these kinds decline. Every parameter is matched:
+// a channel this did not recognise would be declined, and the thread search would get samples
+// that moved nothing.
 template <class T>
 struct HspcChannelOf {
   using Channel = void;
   using FanOut = void;
 };
 template <class T, hspc::Primitive P, std::size_t B, std::size_t BufferBytes, std::size_t Padding,
-          std::size_t Spin, std::size_t MaxLatencyNs>
-struct HspcChannelOf<hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>> {
-  using Channel = hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>;
-  using FanOut = hspc::BasicFanOut<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs>;
+          std::size_t Spin, std::size_t MaxLatencyNs, std::size_t PrefetchBytes, bool HugePages>
+struct HspcChannelOf<hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs,
+                                        PrefetchBytes, HugePages>> {
+  using Channel = hspc::BasicChannel<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs,
+                                     PrefetchBytes, HugePages>;
+  using FanOut = hspc::BasicFanOut<T, P, B, BufferBytes, Padding, Spin, MaxLatencyNs, PrefetchBytes,
+                                   HugePages>;
 };
 template <class Ch>
 struct HspcChannelOf<ChannelContender<Ch>> : HspcChannelOf<Ch> {};
@@ -136,16 +141,23 @@ inline std::uint64_t round_robin_share(std::uint64_t events, std::uint64_t per_b
 // working-set touch as ConsumerSide, but it expects the fan-out's share of the stream (event j of
 // its own is number (m + (j / per_buffer) * K) * per_buffer + j % per_buffer) and checks every
 // field stamp() sets.
+//
+// With a latency bound (`cut_by_clock`) the fan-out hands a buffer over when it is due, not only
+// when full: consumer m still gets buffers m, m + K, ... whole, but where each was cut only the
+// producer's clock knew. Then each consumer checks what it can alone (every event intact, each
+// run of consecutive numbers in order) and sums what it took; run_fanout checks the sums of a
+// producer's consumers against the whole stream (count and checksum).
 template <class E>
 class RoundRobinConsumerSide {
  public:
   RoundRobinConsumerSide(const Workload& w, const Calibration& c, std::size_t m,
-                         std::size_t consumers, std::size_t per_buffer)
+                         std::size_t consumers, std::size_t per_buffer, bool cut_by_clock = false)
       : loops_(c.loops_for(w.consumer_ns)),
         working_set_(w.consumer_bytes),
         per_buffer_(per_buffer),
         skip_((consumers - 1) * per_buffer),
-        expected_(detail::round_robin_share(w.events, per_buffer, m, consumers)) {
+        expected_(detail::round_robin_share(w.events, per_buffer, m, consumers)),
+        cut_by_clock_(cut_by_clock) {
     check_.next = m * per_buffer;
     prepare_app_thread();
   }
@@ -156,7 +168,11 @@ class RoundRobinConsumerSide {
     Check check = check_;
     std::uint64_t x = x_;
     for (std::size_t i = 0; i < n; ++i) {
-      check.take(events[i], per_buffer_, skip_);
+      if (cut_by_clock_) {
+        check.take_any(events[i]);
+      } else {
+        check.take(events[i], per_buffer_, skip_);
+      }
       if (loops_ != 0) x = burn(loops_, x);
 #ifdef HSPC_APP_CONSUMER
       app_consume(&events[i], sizeof(E));
@@ -166,7 +182,12 @@ class RoundRobinConsumerSide {
     check_ = check;
     x_ = x;
   }
-  bool verified() const noexcept { return check_.mismatches == 0 && check_.taken == expected_; }
+  // Alone: exactly its share (cut by the clock: every event it took intact).
+  bool verified() const noexcept {
+    return check_.mismatches == 0 && (cut_by_clock_ || check_.taken == expected_);
+  }
+  std::uint64_t taken() const noexcept { return check_.taken; }
+  std::uint64_t checksum() const noexcept { return check_.checksum; }
   ~RoundRobinConsumerSide() { sink(x_ ^ working_set_.digest()); }
 
  private:
@@ -175,6 +196,7 @@ class RoundRobinConsumerSide {
     std::uint64_t in_buffer = 0;  // events taken from the current buffer
     std::uint64_t taken = 0;
     std::uint64_t mismatches = 0;
+    std::uint64_t checksum = 0;  // as Verifier's: the seqs and the tags (cut_by_clock only)
     void take(const E& ev, std::uint64_t per_buffer, std::uint64_t skip) noexcept {
       mismatches |= static_cast<std::uint64_t>(ev.seq ^ static_cast<typename E::Seq>(next));
       if constexpr (E::kHasPayload) {
@@ -189,6 +211,17 @@ class RoundRobinConsumerSide {
         next += skip;
       }
     }
+    // A number other than the next starts another buffer of this consumer's.
+    void take_any(const E& ev) noexcept {
+      checksum += ev.seq;
+      if constexpr (E::kHasPayload) {
+        const auto tag = static_cast<std::uint8_t>(ev.seq);
+        mismatches |= static_cast<std::uint64_t>((ev.payload[0] ^ tag) |
+                                                 (ev.payload[sizeof(ev.payload) - 1] ^ tag));
+        checksum += 2u * tag;
+      }
+      ++taken;
+    }
   };
 
   std::uint64_t loops_;
@@ -197,6 +230,7 @@ class RoundRobinConsumerSide {
   std::uint64_t per_buffer_;
   std::uint64_t skip_;
   std::uint64_t expected_;
+  bool cut_by_clock_;
   Check check_;
 };
 
@@ -253,20 +287,33 @@ Sample run_fanout(const Workload& w, Context& ctx) {
     for (std::size_t g = 0; g < p; ++g) {
       fans.push_back(std::make_unique<FanOut>(w.consumers / p + (g < w.consumers % p ? 1 : 0)));
     }
+    constexpr bool kCutByClock = FanOut::kMaxLatencyNs != 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> sums(w.consumers);  // taken, checksum
     auto body = [&](std::size_t i) {
       if (i < p) return detail::produce_timed<E>(*fans[i], w, ctx.calibration);
       FanOut& fan = *fans[(i - p) % p];
       const std::size_t m = (i - p) / p;
       RoundRobinConsumerSide<E> side(w, ctx.calibration, m, fan.consumers(),
-                                     FanOut::kEventsPerBuffer);
+                                     FanOut::kEventsPerBuffer, kCutByClock);
       detail::FanOutLane<FanOut> lane{&fan, m};
       detail::ThreadEnd end;
       end.wait_ns = detail::drain_timed<AsContenderT<T>::kBulk, E>(lane, side);
       end.end = Clock::now();
       end.verified = side.verified();
+      sums[i - p] = {side.taken(), side.checksum()};
       return end;
     };
     Sample s = detail::many_sided<Launch>(w, ctx, p, w.consumers, body);
+    if constexpr (kCutByClock) {  // each producer's consumers took its whole stream between them
+      for (std::size_t g = 0; g < p; ++g) {
+        std::uint64_t taken = 0, checksum = 0;
+        for (std::size_t c = g; c < w.consumers; c += p) {
+          taken += sums[c].first;
+          checksum += sums[c].second;
+        }
+        s.verified = s.verified && taken == w.events && checksum == expected_checksum<E>(w.events);
+      }
+    }
     s.events = p * w.events;
     s.waits = 0;
     for (const auto& fan : fans) {

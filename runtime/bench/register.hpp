@@ -103,7 +103,8 @@ class Session {
     return std::chrono::duration<double>(Clock::now() - started_).count();
   }
   Watchdog& watchdog() noexcept { return watchdog_; }
-  // Samples that failed verification so far; the developer programs exit 1 if any did.
+  // Samples that failed so far (moved no events, or failed verification); the developer
+  // programs exit 1 if any did.
   std::uint64_t wrong_answers() const noexcept { return wrong_answers_; }
   void count_wrong_answer() noexcept { ++wrong_answers_; }
 
@@ -201,7 +202,11 @@ inline benchmark::internal::Benchmark* register_sample(
       session.watchdog().disarm();
       st.SetIterationTime(static_cast<double>(s.wall_ns) * 1e-9);
       totals.add(s);
-      if (!s.verified) {
+      if (s.events == 0) {  // declined or broken: the tuner makes this the arm's failure
+        session.count_wrong_answer();
+        std::fprintf(stderr, "hspc_bench: %s: NO EVENTS (the sample moved nothing)\n",
+                     name.c_str());
+      } else if (!s.verified) {
         session.count_wrong_answer();
         std::fprintf(stderr,
                      "hspc_bench: %s: WRONG ANSWER (events lost, repeated, reordered or "

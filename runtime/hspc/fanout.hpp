@@ -52,10 +52,13 @@ namespace hspc {
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
+          std::size_t PrefetchBytes = 0, bool HugePages = false>
 class BasicFanOut {
  public:
-  using Channel = BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs>;
+  // Every parameter of the tuned channel but the latency bound, which the fan-out keeps itself.
+  using Channel =
+      BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, 0, PrefetchBytes, HugePages>;
   using value_type = T;
 
   static constexpr Primitive kPrimitive = P;
@@ -64,6 +67,8 @@ class BasicFanOut {
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
+  static constexpr std::size_t kPrefetchBytes = PrefetchBytes;
+  static constexpr bool kHugePages = HugePages;
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxConsumers = 64;
 

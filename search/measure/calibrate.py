@@ -9,25 +9,22 @@ says why.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shlex
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from hspc_gen.emit import write_atomic
 from hspc_gen.model import HostTimings
 from hspc_gen.search import stats
-from hspc_gen.search.measure import load
+from hspc_gen.search.measure import load, program
+from hspc_gen.search.measure.program import ProgramError
 
 SAMPLES = 101
-COMPILE_TIMEOUT_SECONDS = 120.0
 RUN_TIMEOUT_SECONDS = 30.0
-FOLDER = "host"  # under the cache folder: the program, and one file per host fingerprint
+FOLDER = program.FOLDER  # under the cache folder: the program, and one file per host fingerprint
+HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp")
 RECORD_PREFIX = "timings-"
 
 
@@ -64,18 +61,13 @@ def calibrate(cache_dir: Path, fingerprint: str, compiler: str) -> Calibrated:
         return known  # busy then, busy now: measuring again would not tell more
     before = load.cpu_times()
     try:
-        program = _build(cache_dir, compiler)
-        wake, switch = _run(program)
-    except CalibrationError as err:
+        wake, switch = _run(_build(cache_dir, compiler))
+    except ProgramError as err:
         return Calibrated(known.timings, f"the host's wait costs were not measured: {err}")
     busy = load.busy(before, load.cpu_times())
     document = {"wake_ns": wake, "switch_ns": switch, "busy": busy}
     write_atomic(record_path(cache_dir, fingerprint), json.dumps(document) + "\n")
     return Calibrated(HostTimings(stats.figure(wake), stats.figure(switch), busy))
-
-
-class CalibrationError(Exception):
-    pass
 
 
 def record_path(cache_dir: Path, fingerprint: str) -> Path:
@@ -101,46 +93,15 @@ def _floats(values: Any) -> list[float]:
     return [float(v) for v in values]
 
 
-def _source() -> Path:
-    return Path(str(resources.files("hspc_gen.runtime").joinpath("bench", "calibrate_main.cpp")))
-
-
 def _build(cache_dir: Path, compiler: str) -> Path:
     """The calibration program, built once per source and compiler."""
-    source = _source()
-    runtime = source.parent.parent
-    texts = [source, runtime / "hspc" / "futex.hpp", runtime / "hspc" / "affinity.hpp"]
-    digest = hashlib.sha256(compiler.encode())
-    for path in texts:
-        digest.update(path.read_bytes())
-    program = cache_dir / FOLDER / f"calibrate-{digest.hexdigest()[:12]}"
-    if program.exists():
-        return program
-    program.parent.mkdir(parents=True, exist_ok=True)
-    partial = program.with_name(program.name + ".partial")
-    argv = [*shlex.split(compiler), "-std=c++17", "-O2", "-pthread", f"-I{runtime}", str(source)]
-    _call([*argv, "-o", str(partial)], COMPILE_TIMEOUT_SECONDS, "build")
-    partial.replace(program)
-    return program
+    return program.built(cache_dir, compiler, "calibrate_main.cpp", HEADERS)
 
 
-def _run(program: Path) -> tuple[list[float], list[float]]:
-    out = _call([str(program), f"--samples={SAMPLES}"], RUN_TIMEOUT_SECONDS, "run")
+def _run(path: Path) -> tuple[list[float], list[float]]:
+    out = program.call([str(path), f"--samples={SAMPLES}"], RUN_TIMEOUT_SECONDS, "run")
     lines = {name: values for name, *values in (line.split() for line in out.splitlines() if line)}
     try:
         return [float(v) for v in lines["wake"]], [float(v) for v in lines["switch"]]
     except (KeyError, ValueError):
-        raise CalibrationError(f"its program printed {out[:200]!r}") from None
-
-
-def _call(argv: list[str], timeout: float, what: str) -> str:
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise CalibrationError(f"its program did not {what} within {timeout:g} s") from None
-    except OSError as err:
-        raise CalibrationError(f"could not {what} its program ({err})") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise CalibrationError(f"its program failed to {what}: {last}")
-    return done.stdout
+        raise ProgramError(f"its program printed {out[:200]!r}") from None

@@ -161,18 +161,27 @@ def plan_text(plan: Plan, invocation: Invocation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sample(entry: Mapping[str, Any]) -> Sample | None:
+def _named(entry: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The round and arm of one of the harness's JSON entries (`r<round>/<arm>`); None for an
+    aggregate row or another benchmark's."""
     name = str(entry.get("run_name") or entry["name"])
     head, _, rest = name.partition("/")
     if entry.get("run_type") == "aggregate" or not head.startswith("r"):
         return None
-    arm = rest.split("/")[0]
+    return int(head[1:]), rest.split("/")[0]
+
+
+def _sample(entry: Mapping[str, Any], round_number: int, arm: str) -> Sample | None:
+    """The entry's sample; None when it moved no events (or took no time): nothing measured."""
     scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[str(entry.get("time_unit", "ns"))]
+    events, wall_ns = int(entry["events"]), float(entry["real_time"]) * scale
+    if events <= 0 or not wall_ns > 0:
+        return None
     return Sample(
         arm=arm,
-        round=int(head[1:]),
-        events=int(entry["events"]),
-        wall_ns=float(entry["real_time"]) * scale,
+        round=round_number,
+        events=events,
+        wall_ns=wall_ns,
         cpu_ns_producer=float(entry["cpu_ns_producer"]),
         cpu_ns_consumer=float(entry["cpu_ns_consumer"]),
         nivcsw_producer=round(float(entry["nivcsw_producer"])),
@@ -191,9 +200,37 @@ def _delay(entry: Mapping[str, Any]) -> float:
     return -1.0 if min(sides) < 0 else sum(sides)
 
 
-def parse_samples(document: Mapping[str, Any]) -> tuple[Sample, ...]:
-    samples = (_sample(entry) for entry in document.get("benchmarks", []))
-    return tuple(s for s in samples if s is not None)
+NO_EVENTS = "a sample moved no events (the harness could not run it: see its log)"
+WRONG_ANSWER = "a sample lost, repeated, reordered or tore an event"
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A finished harness run's samples, and its arms that failed within it: a sample that moved
+    no events is dropped here (it never reaches the statistics) and fails its arm
+    (`Status.no_samples`); an unverified sample stays, for the record, and fails its arm
+    (`Status.wrong_answer`)."""
+
+    samples: tuple[Sample, ...]
+    failed: Mapping[str, Status]  # arm (as the plan names it) -> why
+
+    def cause(self, arm: str) -> str:
+        return NO_EVENTS if self.failed[arm] is Status.no_samples else WRONG_ANSWER
+
+
+def parse_samples(document: Mapping[str, Any]) -> Parsed:
+    samples, failed = [], {}
+    for entry in document.get("benchmarks", []):
+        if (named := _named(entry)) is None:
+            continue
+        sample = _sample(entry, *named)
+        if sample is None:
+            failed[named[1]] = Status.no_samples
+            continue
+        samples.append(sample)
+        if not sample.verified:
+            failed.setdefault(sample.arm, Status.wrong_answer)
+    return Parsed(tuple(samples), failed)
 
 
 def candidates_of(order: Sequence[Sequence[str]]) -> list[str]:

@@ -37,10 +37,10 @@ def _execute(plan: Plan, invocation: Invocation) -> RunResult:
     busy = load.busy(before, load.cpu_times())
     if done.status is not Status.ok:
         return RunResult(done.status, (), done.log, busy=busy)
-    samples = parse_samples(done.document)
-    wrong = {base_of(s.arm) for s in samples if not s.verified}
-    statuses = dict.fromkeys(wrong, Status.wrong_answer)
-    return RunResult(Status.ok, samples, done.log, statuses, busy=busy)
+    parsed = parse_samples(done.document)
+    statuses = {base_of(arm): status for arm, status in sorted(parsed.failed.items())}
+    causes = {base_of(arm): parsed.cause(arm) for arm in sorted(parsed.failed)}
+    return RunResult(Status.ok, parsed.samples, done.log, statuses, busy=busy, causes=causes)
 
 
 def _alone(plan: Plan, arm: str) -> Plan:

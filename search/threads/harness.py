@@ -70,21 +70,28 @@ class HarnessMeasure:
         done = execute(self.executable, plan, PROCESS_TIMEOUT_SECONDS)
         if done.status is not Status.ok:
             raise MeasureFailedError(done.status, done.log[-2000:])
-        return by_config(done.document, configs)
+        return by_config(done.document, configs, done.log)
 
 
 def by_config(
-    document: Mapping[str, Any], configs: Sequence[Config]
+    document: Mapping[str, Any], configs: Sequence[Config], log: str = ""
 ) -> dict[Config, list[ThreadSample]]:
     """The samples of a call, per configuration, with each sample's own voluntary switches and
-    wait time (counters the channel search does not read)."""
+    wait time (counters the channel search does not read). A sample that moved no events or
+    failed its check fails the call: the search never reads a configuration that did not run
+    as asked."""
+    parsed = parse_samples(document)
+    if parsed.failed:
+        arm, status = min(parsed.failed.items())
+        config = configs[int(arm.removeprefix("t"))]
+        raise MeasureFailedError(status, f"{config.label}: {parsed.cause(arm)}\n{log[-2000:]}")
     counters = {  # by "r<round>/t<index>"
         "/".join(str(entry["name"]).split("/")[:2]): entry
         for entry in document.get("benchmarks", [])
         if isinstance(entry, dict)
     }
     out: dict[Config, list[ThreadSample]] = {c: [] for c in configs}
-    for sample in parse_samples(document):
+    for sample in parsed.samples:
         index = int(sample.arm.removeprefix("t"))
         extra = counters.get(f"r{sample.round}/{sample.arm}", {})
         voluntary = float(extra.get("nvcsw_producer", 0)) + float(extra.get("nvcsw_consumer", 0))

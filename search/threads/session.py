@@ -99,20 +99,16 @@ def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
     return RecordKey(base.fingerprint, f"threads-{digest}", base.compiler, base.flags)
 
 
-def _per_event(samples: Sequence[ThreadSample], ns: Callable[[ThreadSample], float]) -> list[float]:
-    """ns(sample) per event, for the samples that carried any (one that failed carried none)."""
-    return [ns(s) / s.sample.events for s in samples if s.sample.events > 0]
-
-
-def _median(values: Sequence[float], default: float) -> float:
-    return float(np.median(values)) if values else default
+def _per_event(samples: Sequence[ThreadSample], ns: Callable[[ThreadSample], float]) -> float:
+    """The median of ns(sample) per event (every sample moved events: `Sample` holds to it)."""
+    return float(np.median([ns(s) / s.sample.events for s in samples]))
 
 
 def _pace(samples: Sequence[ThreadSample], sample_seconds: float, saturation: float) -> Pace:
     """Samples sized to last `sample_seconds` of wall time (waits included: a channel that hands
     buffers over often spends its time there), from the pair's own rate and the threads that
     saturate the CPUs."""
-    per_event_ns = max(_median(_per_event(samples, lambda s: s.sample.wall_ns), 1.0), 1.0)
+    per_event_ns = max(_per_event(samples, lambda s: s.sample.wall_ns), 1.0)
     events = sample_seconds * 1e9 / per_event_ns
     return Pace(
         int(min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, events))),
@@ -128,13 +124,12 @@ def _cost(samples: Sequence[ThreadSample]) -> WorkCost:
     """Per-event CPU time of each side, from the pair's own samples (work plus the channel), and
     the time the slower side slept beyond it (blocking work of its own), read from the sample
     where it was least (a slow or preempted sample stretches the wall time, not the CPU time)."""
-    producer = _median(_per_event(samples, lambda s: s.sample.cpu_ns_producer), 1.0)
-    consumer = _median(_per_event(samples, lambda s: s.sample.cpu_ns_consumer), 1.0)
+    producer = _per_event(samples, lambda s: s.sample.cpu_ns_producer)
+    consumer = _per_event(samples, lambda s: s.sample.cpu_ns_consumer)
     stretch = [
         s.sample.wall_ns / slower
         for s in samples
         if (slower := max(s.sample.cpu_ns_producer, s.sample.cpu_ns_consumer)) > 0
-        and s.sample.events > 0
     ]
     wall = max(producer, consumer) * min(stretch, default=1.0)
     return WorkCost.from_pair(wall, producer, consumer)

@@ -67,13 +67,20 @@ def test_the_tuned_run_measures_and_reports_against_the_baselines(
     baselines = cold["baselines"]
     assert isinstance(baselines, dict)
     assert {"producer_alone", "consumer_alone"} <= set(baselines)
-    assert cold["efficiency"]["median"] > 0
+    # Never above 1: a figure past the bound is measured again, then given at 1.0 (within the
+    # noise) or unresolved with why (surely past it, as beside other load it can be).
+    efficiency = cold["efficiency"]
+    assert (efficiency and 0 < efficiency["median"] <= 1.0) or cold["efficiency_unresolved"]
     assert cold["measured_plans"] > 0
     assert cold["candidates"]
     # The host's wait costs were measured for the spin budgets, and the re-run reads them back.
     timings = cold["host_timings"]
     assert timings["switch_ns"]["median"] > 0 and timings["spin_budgets_ns"]["hybrid"] > 0
     assert warm["host_timings"] == timings or timings["busy"]
+    # So were the CPU pairs, once, before the search (measured again only beside other load).
+    pairs = cold["host"]["topology"]
+    assert pairs["status"] == "measured" and pairs["classes"]
+    assert warm["host"]["topology"]["status"] == "stored" or pairs["matrix"]["busy"]
 
 
 def busy_plans(records: Path) -> int:
@@ -140,7 +147,10 @@ def measured_beside_load(cache: Path) -> bool:
     """Whether anything in the cache was measured beside other load: a quiet run measures that
     again instead of replaying it (the calibration too)."""
     calibrations = [json.loads(f.read_text()) for f in (cache / "host").glob("timings-*.json")]
-    return busy_plans(cache / "records") > 0 or any(c["busy"] for c in calibrations)
+    lines = [json.loads(ln) for f in (cache / "records").glob("*.jsonl") for ln in f.open()]
+    matrices = [m["matrix"] for m in lines if m.get("kind") == "matrix"]  # the CPU pairs
+    busy = [*calibrations, *matrices]
+    return busy_plans(cache / "records") > 0 or any(c["busy"] for c in busy)
 
 
 def test_imported_wisdom_replays_the_same_header_without_measuring(

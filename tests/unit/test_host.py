@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import filecmp
-import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+import sysfs_scripts
 
 from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
@@ -73,6 +71,9 @@ EXPECTED = {
     "2s-8c-2t": Expected("0-31", 2, 16, 2, 2, ("0-7,16-23", "8-15,24-31"), ("CMP", "SMP", "SMT")),
     "1s-8c-split-l3": Expected("0-15", 1, 8, 2, 1, ("0-7", "8-15"), ("CMP", "SMT")),
     "epyc-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
+    "epyc-genoa-2c-vm": Expected("0-1", 1, 2, 1, 1, ("0-1",), ("CMP",)),
+    "vm-16c": Expected("0-15", 1, 16, 1, 1, ("0-15",), ("CMP",)),
+    "xeon-16c-vm": Expected("0-15", 1, 16, 1, 1, ("0-15",), ("CMP",)),
 }
 
 
@@ -282,20 +283,10 @@ def test_compiler_version_names_a_compiler(monkeypatch: pytest.MonkeyPatch, tmp_
     assert compiler_version.__wrapped__() == "unknown"
 
 
-def load_make_trees(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_trees", DATA / "make_trees.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolves the module's annotations through sys.modules.
-    monkeypatch.setitem(sys.modules, "make_trees", module)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_generated_trees_are_what_the_script_writes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    load_make_trees(monkeypatch).generate_all(tmp_path)
+    sysfs_scripts.load("make_trees", monkeypatch).generate_all(tmp_path)
     generated = sorted(p.name for p in tmp_path.iterdir())
     assert set(generated) <= {*TREES, "cgroup"}
     for name in generated:

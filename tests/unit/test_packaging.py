@@ -61,8 +61,9 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
     run([bin_dir / "hspc-gen", *estimate], cwd=elsewhere)
     header = (elsewhere / "o" / "example_channel.hpp").read_text()
     assert "class BasicChannel" in header and "namespace example {" in header
-    host = json.loads(run([bin_dir / "hspc-gen", "host", "--json"], cwd=elsewhere).stdout)
-    assert host["logical_cpus"]
+    cache = ["--cache", str(tmp_path / "cache")]  # the installed probe, built and run
+    host = json.loads(run([bin_dir / "hspc-gen", "host", "--json", *cache], cwd=elsewhere).stdout)
+    assert host["logical_cpus"] and host["topology"]["status"] == "measured"
     for kind in ("--cmake", "--meson"):
         build_file = Path(run([bin_dir / "hspc-gen", "integration", kind]).stdout.strip())
         assert build_file.is_file() and build_file.is_relative_to(tmp_path / "venv")

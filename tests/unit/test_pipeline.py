@@ -3,6 +3,7 @@ build and run, and the real record store, racing and decisions do the rest."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -11,13 +12,20 @@ import fake_runner as fr
 import pytest
 
 from hspc_gen.batch import Machinery, evaluate_every_round
+from hspc_gen.channel_search import Searched, _build_holding, confirm, remeasure, search
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.pipeline import Searched, _build_holding, confirm, search
+from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.pipeline import _search_result
 from hspc_gen.reports.outcome import _in_their_code
+from hspc_gen.reports.result import document as result_document
+from hspc_gen.reports.summary import render as render_summary
+from hspc_gen.search.findings import REMEASURED_TOO
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.racing import PlanCounts
+from hspc_gen.search.records import Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import (
@@ -71,6 +79,18 @@ def test_the_search_finds_the_planted_point_and_skips_what_does_not_build(tmp_pa
     assert {str(s) for s in failed} == {"compile_error"}
     winners = {e.step.decision.winner for e in searched.evaluations}
     assert not winners & {a for e in searched.evaluations for a in e.race.arm_status}
+
+
+def test_every_step_measures_on_one_pair_of_cpus_until_the_placement_step(tmp_path: Path) -> None:
+    """Candidates of a step run on the same two CPUs, and their baselines with them, while
+    placement is not the question; the placement step races unpinned against the pinned."""
+    searched = run_search(tmp_path, fr.SimulatedToolchain())
+    for evaluation in searched.evaluations:
+        batch = evaluation.step.batch
+        where = {(c.params.producer_cpu, c.params.consumer_cpu) for c in batch.candidates}
+        home = (batch.incumbent.params.producer_cpu, batch.incumbent.params.consumer_cpu)
+        assert home == (0, 1)  # the baselines' CPUs: the incumbent's (harness.plan_text)
+        assert where == ({(-1, -1), (0, 1)} if batch.step == "placement" else {(0, 1)})
 
 
 def test_a_rerun_with_the_same_records_builds_and_measures_nothing(tmp_path: Path) -> None:
@@ -135,7 +155,8 @@ def test_the_confirmation_meets_real_alternatives_and_reuses_the_build_holding_t
     assert len(winner_placements) == 1  # the winner itself, not a copy of it in another place
     pinned = searched.winner.replace(producer_cpu=0, consumer_cpu=1)
     again = confirmation_batch(history, pinned, s.effort)  # a pinned winner, not its own copy
-    assert sum(c.params.replace(producer_cpu=-1, consumer_cpu=-1) == searched.winner
+    code = searched.winner.replace(producer_cpu=-1, consumer_cpu=-1)
+    assert sum(c.params.replace(producer_cpu=-1, consumer_cpu=-1) == code
                for c in again.candidates) == 1  # fmt: skip
     held = _build_holding(searched, batch, s.stages[-1].workload)
     assert held is not None and held.batch.step == "primitive"  # its build holds all three
@@ -239,3 +260,101 @@ def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
 )
 def test_only_a_death_inside_the_users_code_is_blamed_on_it(cause: str, theirs: bool) -> None:
     assert _in_their_code(cause) is theirs
+
+
+class SlowBaselines(fr.SimulatedToolchain):
+    """Baselines measured far slower than the channel (as on other CPUs than its own), in the
+    plans of the seeds listed: figures that cannot be true."""
+
+    def __init__(self, seeds: set[int], ratios: tuple[float, ...] = ()) -> None:
+        super().__init__()
+        self.seeds, self.ratios = seeds, ratios
+        self.plans: list[Plan] = []
+
+    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
+        self.plans.append(plan)
+        result = super().run(built, prepared, plan)
+        if plan.seed not in self.seeds:
+            return result
+        pair = {s.round: s.wall_ns for s in result.samples if s.arm == plan.incumbent}
+
+        def alone(s: Sample) -> Sample:  # 3x slower, or the pair's time x the round's ratio
+            if not self.ratios:
+                return dataclasses.replace(s, wall_ns=s.wall_ns * 3)
+            return dataclasses.replace(s, wall_ns=pair[s.round] * self.ratios[s.round % 6])
+
+        slow = tuple(alone(s) if s.arm.endswith("_alone") else s for s in result.samples)
+        return dataclasses.replace(result, samples=slow)
+
+
+def confirmed_with(tmp_path: Path, toolchain: SlowBaselines) -> tuple[SearchResult, set[int]]:
+    """The search, its confirmation and (when its figures cannot be true) the re-measure: the
+    result, and the seeds of the plans the confirmations ran."""
+    s = settings()
+    searched = run_search(tmp_path, toolchain, s)
+    before = len(toolchain.plans)
+    mach = machinery(tmp_path, toolchain)
+    confirmation = confirm(searched, s, mach)
+    assert confirmation is not None
+    winner = confirmation.step.winner() or searched.winner
+    again = remeasure(confirmation, searched, winner, s, mach)
+    seeds = {plan.seed for plan in toolchain.plans[before:]}
+    return _search_result(searched, (confirmation, again), winner, s), seeds
+
+
+def test_figures_that_cannot_be_true_are_measured_again_and_then_reported_unresolved(
+    tmp_path: Path,
+) -> None:
+    """A channel faster than a side alone is not a result: the winner and its baselines are
+    measured again in a fresh process; when that agrees with the physics its figures are
+    reported (and said to be a second measurement's), else the efficiency is unresolved."""
+    seed = settings().seed
+    result, plans = confirmed_with(tmp_path / "sound", SlowBaselines(set()))
+    sound = result.confirmed
+    assert sound is not None and not sound.unresolved and not sound.remeasured
+    assert plans == {seed + 1}
+    assert sound.efficiency is not None and sound.efficiency.ci95_high <= 1.0
+
+    result, plans = confirmed_with(tmp_path / "once", SlowBaselines({seed + 1}))
+    once = result.confirmed
+    assert once is not None and plans == {seed + 1, seed + 2} and not once.unresolved
+    assert once.remeasured.startswith("efficiency ") and "faster than" in once.remeasured
+    assert once.efficiency is not None and once.efficiency.median <= 1.0
+    assert "from a second measurement of the winner" in summary_of(result)
+
+    result, plans = confirmed_with(tmp_path / "twice", SlowBaselines({seed + 1, seed + 2}))
+    twice = result.confirmed
+    assert twice is not None and plans == {seed + 1, seed + 2} and twice.efficiency is None
+    assert "faster than" in twice.unresolved and twice.unresolved.endswith(REMEASURED_TOO)
+    text = summary_of(result)
+    assert "- efficiency: unresolved: efficiency " in text and text.count("which cannot be") == 1
+    assert "- efficiency: 1." not in text and "(unresolved: see efficiency)" in text
+    assert result_document(TuneResult(RUN, result.winner, result, ESTIMATED))["efficiency"] is None
+
+
+def test_an_efficiency_past_the_bound_within_the_noise_is_reported_at_the_bound(
+    tmp_path: Path,
+) -> None:
+    """A median above 1 whose interval still holds 1 (a balanced channel on a noisy host): the
+    channel is as fast as its slower side within the noise, reported at 1.0, never above; it
+    is measured again first, and the fresher of two equally doubtful measurements is kept."""
+    seed = settings().seed
+    ratios = (0.97, 1.02, 1.04, 0.99, 1.03, 1.01)  # the slower side alone over the pair
+    result, plans = confirmed_with(tmp_path, SlowBaselines({seed + 1, seed + 2}, ratios))
+    bounded = result.confirmed
+    assert bounded is not None and plans == {seed + 1, seed + 2}
+    assert bounded.at_bound.startswith("efficiency 1.") and not bounded.unresolved
+    efficiency = bounded.efficiency
+    assert efficiency is not None and efficiency.ci95_low <= 1.0
+    assert efficiency.median == efficiency.ci95_high == 1.0
+    text = summary_of(result)
+    assert "- efficiency: 1.000, at the bound (95% CI " in text
+    assert "within the noise of each other: see efficiency" in text
+
+
+RUN = RunInfo("t", 64, Objective.throughput, Effort.quick, 60.0, 30.0, {}, "CPU", "fp", "0")
+ESTIMATED = ThreadAdvice(1, 1, 1, (0, 1), (0, 1), pinned=False)
+
+
+def summary_of(result: SearchResult) -> str:
+    return render_summary(TuneResult(RUN, result.winner, result, ESTIMATED))

@@ -1,4 +1,5 @@
-"""hspc_gen.search.space: grids, the memory bound, placements and the start point."""
+"""hspc_gen.search.space and search.placements: grids, the memory bound, placements, the
+measurement pair and the start point."""
 
 from __future__ import annotations
 
@@ -14,15 +15,8 @@ from hspc_gen.model import (
     floor_power_of_two,
     next_power_of_two,
 )
-from hspc_gen.search.space import (
-    UNPINNED_CPUS,
-    Choice,
-    HostShape,
-    IntRange,
-    PowerOfTwo,
-    Space,
-    placements,
-)
+from hspc_gen.search.placements import UNPINNED_CPUS, HostShape, placements
+from hspc_gen.search.space import Choice, IntRange, PowerOfTwo, Space
 
 KiB, MiB = 1024, 1024 * 1024
 TWO_VCPU = HostShape(2, (0, 1), 2, 1, (), ((0, 1),), 64, 2 * MiB)
@@ -140,6 +134,24 @@ def test_placements_follow_the_affinity_mask() -> None:
     assert placements(single, PinThreads.always) == (UNPINNED_CPUS,)
 
 
+def test_the_search_measures_on_two_cores_sharing_a_cache_until_placement_is_asked() -> None:
+    """The measurement pair: the first pinned placement that is not SMT siblings; unpinned when
+    pinning is not allowed or no two cores are; a placement given stays."""
+    assert space().measurement_pair() == (0, 1)
+    assert space(host=SMT_8).measurement_pair() == placements(SMT_8, PinThreads.auto)[1]
+    assert space(host=SMT_8).measurement_pair() not in SMT_8.sibling_pairs
+    assert space(pin=PinThreads.never).measurement_pair() == UNPINNED_CPUS
+    masked = HostShape(8, (2, 6), 4, 2, ((0, 4), (1, 5), (2, 6), (3, 7)), (tuple(range(8)),))
+    assert space(host=masked).measurement_pair() == UNPINNED_CPUS  # only siblings allowed
+    start = space().start()
+    assert (start.producer_cpu, start.consumer_cpu) == UNPINNED_CPUS
+    measured = space().measured_at(start)
+    assert (measured.producer_cpu, measured.consumer_cpu) == (0, 1)
+    assert measured.replace(producer_cpu=-1, consumer_cpu=-1) == start
+    given = start.replace(producer_cpu=1, consumer_cpu=0)
+    assert space().measured_at(given) == given
+
+
 def test_start_point_is_inside_the_space() -> None:
     s = space()
     start = s.start()
@@ -204,3 +216,24 @@ def test_a_spin_budget_set_on_the_command_line_is_the_only_one() -> None:
     point = space.start().replace(primitive=Primitive.hybrid)
     assert space.contains(point.replace(spin_ns=900))
     assert space.violations(point.replace(spin_ns=1000)) == ("spin_ns",)
+
+
+def test_placements_are_one_pair_per_measured_class_and_a_hidden_sibling_is_not_measured_on() -> (
+    None
+):
+    """Measured, the placements are unpinned and each class's representative pair (fastest
+    class first); the search measures on the first class that is not SMT siblings, hidden or
+    declared; `always` races the classes alone, `never` none; each placement is named."""
+    classes = (("smt_sibling", 0, 8), ("shared_l3", 2, 5), ("other_socket", 3, 12))
+    hidden = HostShape(16, tuple(range(16)), 16, 1, (), (tuple(range(16)),), class_pairs=classes)
+    auto = space(host=hidden)
+    assert auto.placements == (UNPINNED_CPUS, (0, 8), (2, 5), (3, 12))
+    assert auto.measurement_pair() == (2, 5)  # sysfs declares no siblings; measured, 0-8 are
+    assert space(host=hidden, pin=PinThreads.always).placements == ((0, 8), (2, 5), (3, 12))
+    assert space(host=hidden, pin=PinThreads.never).placements == (UNPINNED_CPUS,)
+    start = auto.start()
+    assert auto.placement_name(start) == "unpinned"
+    assert auto.placement_name(start.replace(producer_cpu=12, consumer_cpu=3)) == "other_socket"
+    assert auto.placement_name(start.replace(producer_cpu=1, consumer_cpu=4)) == "pinned"
+    masked = HostShape(16, (2, 3, 5), 16, 1, (), (tuple(range(16)),), class_pairs=classes)
+    assert space(host=masked).placements == (UNPINNED_CPUS, (2, 5))  # the CPUs it may use

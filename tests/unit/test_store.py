@@ -13,8 +13,9 @@ import fake_runner as fr
 import pytest
 
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.search.plan import RunResult, make_plan, records_from_run
-from hspc_gen.search.records import Candidate, Cut, Record, RecordKey, Sample
+from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey, Sample
 from hspc_gen.search.store import (
     RecordStore,
     StoreBusyError,
@@ -94,6 +95,25 @@ def test_a_corrupt_line_in_the_middle_is_skipped_and_reported(tmp_path: Path) ->
     assert [r.arm for r in loaded.records] == ["c1", "c1"]
     assert len(loaded.skipped) == 2
     assert loaded.skipped[0].startswith(f"{path}:2:")
+
+
+def test_a_sample_that_moved_nothing_cannot_be_made_and_a_stored_one_is_unreadable(
+    tmp_path: Path,
+) -> None:
+    """No Sample moves zero events or takes no time (the statistics divide by both): such a
+    stored line, written before the harness's parser made it a failure, is reported and
+    measured again, never replayed."""
+    for events, wall_ns in ((0, 1e6), (10, 0.0), (-1, 1e6)):
+        with pytest.raises(ValueError, match="moved"):
+            Sample("c1", 0, events, wall_ns, 1.0, 1.0, 0, 0, 0, True)
+    document = record("c1").to_dict()
+    document["samples"]["events"][0] = 0
+    path = tmp_path / store_file_name(KEY.fingerprint)
+    path.write_text(json.dumps(document) + "\n" + json.dumps(record("c2").to_dict()) + "\n")
+    loaded = read_records(path)
+    assert [r.arm for r in loaded.records] == ["c2"]
+    (skipped,) = loaded.skipped
+    assert skipped.startswith(f"{path}:1:") and "moved 0 events" in skipped
 
 
 def test_missing_store_is_empty(tmp_path: Path) -> None:
@@ -254,3 +274,17 @@ def test_one_run_at_a_time_measures_with_a_hosts_records(tmp_path: Path) -> None
     assert len(said) == 1 and said[0].startswith("waiting for another hspc-gen run")
     with locked(store, time.monotonic(), said.append):  # released: free at once
         pass
+
+
+def test_a_topology_matrix_is_an_entry_of_its_own(tmp_path: Path) -> None:
+    pair = PairTiming(0, 1, 58.1, 56.7, 59.8, 2323.0, 2323.0, 2333.0)
+    matrix = MatrixRecord(KEY, Matrix((0, 1), (pair,), 65536, 21, 200, seconds=0.004))
+    other_probe = MatrixRecord(RecordKey(KEY.fingerprint, "probe-2", "g++", "-O2"), matrix.matrix)
+    store = RecordStore(tmp_path, KEY.fingerprint)
+    store.extend([record("c1")])
+    store.append(matrix)
+    store.append(other_probe)
+    reopened = RecordStore(tmp_path, KEY.fingerprint)
+    assert reopened.matrices(KEY) == (matrix,) and reopened.records() == (record("c1"),)
+    assert reopened.skipped == ()
+    assert json.loads(store.path.read_text().splitlines()[1])["kind"] == "matrix"

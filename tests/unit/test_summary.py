@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from pathlib import Path
 
+from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Primitive, Status, Summary
 from hspc_gen.model.result import Confirmed, Failure, RunInfo, SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.reports.summary import render
+from hspc_gen.topology import classify, read_matrix
+from hspc_gen.topology_text import topology_json
 
+SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 WINNER = ChannelParams(64, 0, 4, 4096, Primitive.futex)
 ESTIMATED = ThreadAdvice(1, 1, 1, (0, 1), (0, 1), pinned=False)
 RUN = RunInfo(
@@ -146,3 +152,26 @@ def test_a_run_past_its_budget_says_by_how_much() -> None:
     assert "It took 131.5 s of a 120 s budget (11.5 s over" in text
     on_time = render(TuneResult(RUN, WINNER, searched(), ESTIMATED))
     assert "s over" not in on_time
+
+
+def test_the_measured_classes_of_cpu_pairs_are_one_sentence() -> None:
+    host = read_host(SYSFS / "vm-16c" / "sys")
+    matrix = read_matrix(SYSFS / "vm-16c" / "matrix-hidden-smt.json")
+    measured = TopologyOutcome(TopologyStatus.stored, classify(host, matrix))
+    run = dataclasses.replace(RUN, host={"topology": topology_json(measured)})
+    text = render(TuneResult(run, WINNER, None, ESTIMATED))
+    assert (
+        "CPU pairs (stored, a cache line's round trip): smt_sibling 17 ns (8 pairs, e.g. CPUs"
+        " 0,8); shared_l3 95 ns (112 pairs, e.g. CPUs 7,13); 1 disagreement(s) with sysfs"
+        " (CMP SMT as measured)."
+    ) in text
+    assert "CPU pairs" not in render(TuneResult(RUN, WINNER, None, ESTIMATED))
+
+
+def test_the_placement_is_named_with_its_class_and_cpus() -> None:
+    pinned = WINNER.replace(producer_cpu=2, consumer_cpu=5)
+    found = searched(winner=pinned, placement="shared_l3")
+    text = render(TuneResult(RUN, pinned, found, ESTIMATED))
+    assert "Placement: producer on CPU 2, consumer on CPU 5 (the measured class shared_l3)." in text
+    loose = render(TuneResult(RUN, WINNER, searched(placement="unpinned"), ESTIMATED))
+    assert "Placement: unpinned (the scheduler places the threads)." in loose

@@ -1,11 +1,18 @@
-"""The real Measure's plan and parsing, without running a binary (the end-to-end run of
-`hspc-gen threads` exercises the binary)."""
+"""The real Measure's plan and parsing, and the thread kinds of the real binary for every code
+shape of the channel."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hspc_gen.search.threads.harness import HarnessMeasure, by_config
+import pytest
+
+from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.search.measure.harness import NO_EVENTS, WRONG_ANSWER, parse_samples
+from hspc_gen.search.measure.toolchain import THREAD_KINDS, RealToolchain
+from hspc_gen.search.records import candidate_id
+from hspc_gen.search.strategies.base import make_batch
+from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError, by_config
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.target import Workload
 
@@ -59,3 +66,61 @@ def test_samples_map_back_to_their_configurations_with_the_os_counters() -> None
     (two,) = got[Config(2, 2)]
     assert two.sample.events == 200000 and two.voluntary_switches == 7 and two.wait_ns == 1234.0
     assert two.sample.events_per_second == 2e8  # 200000 events in 1 ms
+
+
+def failing_entry(name: str, events: float, verified: int = 1) -> dict[str, object]:
+    return {
+        "name": name, "run_name": name, "run_type": "iteration", "real_time": 1e6,
+        "time_unit": "ns", "events": events, "cpu_ns_producer": 5e5, "cpu_ns_consumer": 0,
+        "nivcsw_producer": 0, "nivcsw_consumer": 0, "migrations": 0, "verified": verified,
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("entry", "status", "cause"),
+    [
+        (failing_entry("r1/t1", 0, verified=0), Status.no_samples, NO_EVENTS),
+        (failing_entry("r1/t1", 1e5, verified=0), Status.wrong_answer, WRONG_ANSWER),
+    ],
+)
+def test_a_sample_that_moved_nothing_or_failed_its_check_fails_the_call(
+    entry: dict[str, object], status: Status, cause: str
+) -> None:
+    """What the harness says of such a sample is a failure of the configuration that ran it;
+    it never reaches the search's statistics (where one that moved nothing divided by zero)."""
+    configs = [Config(1, 1), Config(2, 4)]
+    document = {"benchmarks": [failing_entry("r0/t0", 1e5), failing_entry("r0/t1", 2e5), entry]}
+    parsed = parse_samples(document)
+    assert parsed.failed == {"t1": status} and parsed.cause("t1") == cause
+    assert all(s.events > 0 for s in parsed.samples)
+    with pytest.raises(MeasureFailedError) as failed:
+        by_config(document, configs, "hspc_bench: r1/t1: NO EVENTS (the sample moved nothing)")
+    assert failed.value.status is status
+    assert failed.value.log.startswith(f"2p4c: {cause}\nhspc_bench: r1/t1")
+
+
+SHAPED = ChannelParams(64, 4096, 4, 4096, Primitive.hybrid, prefetch_bytes=256, huge_pages=1)
+
+
+@pytest.mark.parametrize(
+    ("channel", "bound"),
+    [(SHAPED, 0), (ChannelParams(64, 0, 4, 1024, Primitive.futex, prefetch_bytes=64), 50_000)],
+)
+def test_every_code_shape_runs_the_thread_kinds_for_real(
+    tmp_path: Path, channel: ChannelParams, bound: int
+) -> None:
+    """The thread search's binary, built for a channel with prefetch and huge pages (the code
+    shape the harness once declined, so that every sample moved nothing) or a latency bound
+    (whose fan-out cuts buffers by the clock): every configuration moves its events, verified."""
+    chain = RealToolchain("fp", "c++", tmp_path, event_bytes=8, max_latency_ns=bound)
+    prepared = chain.prepare(make_batch("threads", "threads", [channel], channel, 1), WORK,
+                             THREAD_KINDS)  # fmt: skip
+    built = chain.build(prepared)
+    assert built.executable is not None, built.log
+    harness = HarnessMeasure(built.executable, candidate_id(channel), WORK, seed=3)
+    configs = [Config(1, 1), Config(1, 3), Config(2, 2)]
+    got = harness.measure(configs, rounds=2, call=0, events=dict.fromkeys(configs, 20_000))
+    for config in configs:
+        assert [s.sample.round for s in got[config]] == [0, 1]
+        assert all(s.sample.verified for s in got[config])
+        assert all(s.sample.events == 20_000 * config.producers for s in got[config])

@@ -4,6 +4,7 @@ calls recorded in the record store, replayed exactly, and failures as values."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -11,14 +12,19 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
+from hspc_gen.batch import Machinery
+from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
+from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.pipeline import INTERNAL_ERROR, threads_for
+from hspc_gen.reports import outcome
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
+from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.threads import session
-from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
+from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.pace import Pace
@@ -33,6 +39,7 @@ from hspc_gen.search.threads.session import (
     ThreadRun,
     recommend_threads,
 )
+from hspc_gen.search.tune import Settings, StageSpec
 from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-test", "c++", "-O2")
@@ -153,20 +160,29 @@ def test_a_call_past_the_budget_is_cut_recorded_and_replayed_as_cut(tmp_path: Pa
         warm(CONFIGS, 4)
 
 
-def test_a_sample_that_carried_no_events_sizes_and_costs_nothing() -> None:
-    """A failed sample (no events) leaves the pair's sizing and cost to the others, and a pair
-    with none but such samples gets the defaults: no division by zero."""
-    good = ThreadSample(Sample("t1", 0, 1000, 2e6, 1e6, 3e6, 0, 0, 0, True), 0, 0.0)
-    empty = ThreadSample(Sample("t1", 1, 0, 5e6, 5e6, 5e6, 0, 0, 0, False), 0, 0.0)
+class RaisingToolchain(fr.SimulatedToolchain):
+    """A defect of hspc-gen's own inside the thread step (what the zero-event sample was)."""
 
-    def sized(samples: list[ThreadSample]) -> tuple[int, float | None]:
-        made = session._pace(samples, 0.02, saturation=2.0)
-        return made.events(Config(1, 1)), made.pair_rate
+    def prepare(self, batch: Batch, workload: Workload, kinds: tuple[str, ...] = ()) -> Prepared:
+        raise ZeroDivisionError("float division by zero")
 
-    assert sized([good, empty]) == sized([good])
-    assert session._cost([good, empty]) == WorkCost(1000.0, 3000.0)
-    assert session._cost([empty]) == WorkCost(1.0, 1.0)
-    assert sized([empty]) == sized([])
+
+def test_an_error_of_the_tools_own_in_the_thread_step_is_a_failure_the_run_reports(
+    tmp_path: Path,
+) -> None:
+    """The channel's search is finished when the thread step runs: whatever fails there, the
+    run still writes its header and reports, and ends saying what failed (exit status 1)."""
+    machinery = Machinery(RecordStore(tmp_path, "fp"), RaisingToolchain())
+    stages = (StageSpec("stage_two", Workload(), ()),)
+    settings = Settings(Objective.throughput, Effort.quick, 7, math.inf, True, stages)
+    found = threads_for(CHANNEL, INPUTS, machinery, settings)
+    assert isinstance(found, ThreadFailure) and found.status is Status.crashed
+    assert found.error.startswith(INTERNAL_ERROR) and "ZeroDivisionError" in found.error
+    run = RunInfo("t", 8, Objective.throughput, Effort.quick, 60.0, 30.0, {}, "CPU", "fp", "0")
+    said = outcome.threads_unmet(TuneResult(run, CHANNEL, None, found))
+    assert said is not None and said.startswith("the thread search failed (crashed: ")
+    budget = ThreadFailure(Status.skipped, BUDGET_SPENT)  # the budget is not a failure
+    assert outcome.threads_unmet(TuneResult(run, CHANNEL, None, budget)) is None
 
 
 def test_the_pair_s_sleep_beyond_its_cpu_time_is_read_from_its_least_disturbed_sample() -> None:

@@ -16,10 +16,11 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.reports import wisdom as wisdom_report
 from hspc_gen.search import wisdom
-from hspc_gen.search.records import Candidate, Cut, Record, RecordKey
+from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey
 from hspc_gen.search.store import RecordStore
 
 HOST_A, HOST_B = "host-a", "host-b"
@@ -268,3 +269,21 @@ def test_an_import_whose_part_for_this_host_was_all_left_out_does_not_promise_a_
     assert "replays" not in text and "holds its own measurements" in text
     taken = WisdomReport(WisdomAction.import_, "w.json", "fp", "0.1.0", (HostPart("fp", 3, 1),))
     assert "this host replays it" in wisdom_report.render(taken)
+
+
+def matrix_record(trip: float = 58.0) -> MatrixRecord:
+    pair = PairTiming(0, 1, trip, trip - 1, trip + 1, 2323.0, 2320.0, 2330.0)
+    return MatrixRecord(key(source="probe-1"), Matrix((0, 1), (pair,), 65536, 21, 200))
+
+
+def test_the_hosts_topology_matrix_travels_with_the_wisdom(measured: Path, tmp_path: Path) -> None:
+    file, fresh, own = tmp_path / "fleet.wisdom", tmp_path / "fresh", tmp_path / "own"
+    store(measured).append(matrix_record())
+    assert export(measured, file, HOST_A).hosts == (HostPart(HOST_A, 5, 2),)
+    assert import_(file, fresh).hosts == (HostPart(HOST_A, 5, 2),)
+    assert store(fresh).matrices(key(source="probe-1")) == (matrix_record(),)
+    assert import_(file, fresh).hosts == (HostPart(HOST_A, 0, 0, present=7),)
+    # A cache that measured its own matrix keeps it: it measured this very host.
+    store(own).append(matrix_record(trip=300.0))
+    assert import_(file, own).part_of(HOST_A) == HostPart(HOST_A, 4, 2, conflicts=1)
+    assert store(own).matrices(key(source="probe-1")) == (matrix_record(trip=300.0),)

@@ -1419,10 +1419,13 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
 // written per event, on a line of its own, so no consumer reads a line the producer writes per
 // event.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
-          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0>
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
+          std::size_t PrefetchBytes = 0, bool HugePages = false>
 class BasicFanOut {
  public:
-  using Channel = BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs>;
+  // Every parameter of the tuned channel but the latency bound, which the fan-out keeps itself.
+  using Channel =
+      BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, 0, PrefetchBytes, HugePages>;
   using value_type = T;
 
   static constexpr Primitive kPrimitive = P;
@@ -1431,6 +1434,8 @@ class BasicFanOut {
   static constexpr std::size_t kPaddingBytes = PaddingBytes;
   static constexpr std::size_t kSpinNs = SpinNs;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
+  static constexpr std::size_t kPrefetchBytes = PrefetchBytes;
+  static constexpr bool kHugePages = HugePages;
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxConsumers = 64;
 
@@ -1861,7 +1866,8 @@ using Channel = BasicChannel<T, kTuning.primitive, kTuning.buffers, kTuning.buff
 // fan.pop(k, out) or fan.consume(k, f).
 template <class T>
 using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
-                           kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns>;
+                           kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns,
+                           kTuning.prefetch_bytes, kTuning.huge_pages>;
 
 // ---- the tuning host ----
 // What this header was tuned with and on: `hspc-gen check` reads these lines back.

@@ -1,13 +1,17 @@
-"""Write the sysfs/procfs trees tests/unit/test_host.py reads, deterministically.
+"""Write the sysfs/procfs trees tests/unit/test_host.py reads, deterministically, and the CPU-pair
+matrices (make_matrices.py) tests/unit/test_topology.py classifies against them.
 
     python tests/data/sysfs/make_trees.py                 # regenerate the synthetic trees
-    python tests/data/sysfs/make_trees.py --record NAME   # record this machine as tree NAME
+    python tests/data/sysfs/make_trees.py --record NAME   # record this machine as tree NAME,
+                                                          # its CPU pairs measured (matrix.json)
 
 Each tree is a filesystem root: <tree>/sys/devices/system/{cpu,node}/..., <tree>/proc/cpuinfo and
 an optional <tree>/kernel. Besides the files hspc_gen.host reads (the *_list files) it holds what
 hwloc reads (the hex masks), so `lstopo-no-graphics --input <tree>` parses the same machine and
 the tests can cross-check the two. A recording copies only those files from the live /sys, and
-only the cpuinfo fields either reader uses.
+only the cpuinfo fields either reader uses. A recording measures the machine's CPU pairs too, with
+`hspc-gen host --save-matrix <tree>/matrix.json` (a few seconds; run it on a quiet machine, and on
+a shared one under the measuring lock), which `hspc-gen host --sysfs-root <tree>/sys` then finds.
 """
 
 from __future__ import annotations
@@ -15,9 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from make_matrices import MATRIX_FILE, write_matrices
 
 from hspc_gen.cpulist import format_cpu_list
 
@@ -60,6 +69,7 @@ class Shape:
     offline: tuple[int, ...] = ()
     old_kernel: bool = False  # before Linux 5.7: thread_siblings*, core_siblings, no die_id
     kernel: str | None = None
+    virtual: bool = False  # a guest: cpuinfo's flags say "hypervisor"
 
     @property
     def cores(self) -> int:
@@ -152,6 +162,21 @@ SHAPES = (
         caches=(*_SKYLAKE, (2, "Unified", 256 * _KiB)),
         l3_bytes=8 * _MiB,
         offline=(5,),
+    ),
+    # The 16-CPU KVM guest of ../shared/data/many-core (Intel Xeon, family 6 model 207): 16 cores
+    # of one thread in sysfs, one package, one NUMA node, 2 MiB L2 per core, one L3.
+    Shape(
+        "vm-16c",
+        "Intel(R) Xeon(R) Processor",
+        "GenuineIntel",
+        (6, 207, 2),
+        packages=1,
+        cores_per_package=16,
+        threads_per_core=1,
+        caches=((1, "Data", 48 * _KiB), (1, "Instruction", 32 * _KiB), (2, "Unified", 2 * _MiB)),
+        l3_bytes=300 * _MiB,
+        kernel="6.18.0",
+        virtual=True,
     ),
 )
 
@@ -262,7 +287,9 @@ def _cpuinfo(shape: Shape, online: list[int]) -> str:
             "siblings": len([c for c in shape.package_cpus(package) if c in online]),
             "core id": core % shape.cores_per_package,
             "cpu cores": shape.cores_per_package,
-            "flags": "fpu tsc cx8 sse2" + (" ht" if shape.threads_per_core > 1 else ""),
+            "flags": "fpu tsc cx8 sse2"
+            + (" ht" if shape.threads_per_core > 1 else "")
+            + (" hypervisor" if shape.virtual else ""),
         }
         blocks.append("\n".join(f"{key}\t: {value}" for key, value in fields.items()))
     return "\n\n".join(blocks) + "\n"
@@ -296,6 +323,7 @@ def generate_all(out: Path) -> None:
     for shape in SHAPES:
         write_shape(shape, out / shape.name)
     write_cgroups(out)
+    write_matrices(out)
 
 
 def record(root: Path, sys_root: Path = Path("/sys"), proc_root: Path = Path("/proc")) -> None:
@@ -322,13 +350,25 @@ def record(root: Path, sys_root: Path = Path("/sys"), proc_root: Path = Path("/p
     write(root / "kernel", os.uname().release)
 
 
+def record_matrix(root: Path) -> None:
+    """This machine's CPU pairs, measured by hspc-gen itself, beside the tree `root` (a cache of
+    its own: a recording leaves the user's record store alone)."""
+    with tempfile.TemporaryDirectory() as cache:
+        save = ["host", "--save-matrix", str(root / MATRIX_FILE), "--cache", cache]
+        hspc_gen = [sys.executable, "-m", "hspc_gen", *save]
+        subprocess.run(hspc_gen, check=True, stdout=subprocess.DEVNULL)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Write the sysfs trees the host tests read.")
     parser.add_argument("--record", metavar="NAME", help="record this machine as tree NAME")
+    parser.add_argument("--no-matrix", action="store_true", help="record no CPU-pair matrix")
     parser.add_argument("--out", type=Path, default=HERE, help="where the trees go")
     args = parser.parse_args()
     if args.record:
         record(args.out / args.record)
+        if not args.no_matrix:
+            record_matrix(args.out / args.record)
     else:
         generate_all(args.out)
 
