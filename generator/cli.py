@@ -166,6 +166,9 @@ def threads_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sweep", action="store_true", help="also measure every count (truth)")
     parser.add_argument("--from", dest="result", type=Path, help="use this result's channel")
     parser.add_argument("--out", type=Path, help="where hspc-threads.json goes")
+    parser.add_argument(
+        "--budget", metavar="TIME", help="wall-time bound of the command, e.g. 90s or 2m"
+    )
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
@@ -174,7 +177,10 @@ def threads_parser() -> argparse.ArgumentParser:
 def _threads_command(argv: Sequence[str]) -> int:
     args = threads_parser().parse_args(argv)
     with progress(args.json) as show:
-        report = pipeline.threads(args.target, args.sweep, args.result, args.out, args.cache, show)
+        options = pipeline.ThreadsOptions(
+            args.target, args.sweep, args.result, args.out, args.cache, args.budget
+        )
+        report = pipeline.threads(options, show)
     if isinstance(report.advice, ThreadFailure):
         failure = report.advice
         print(f"{PROG}: the thread search could not measure ({failure.status}):", file=sys.stderr)

@@ -82,9 +82,7 @@ class Options:
 def run(options: Options, show: Show = quiet) -> TuneResult:
     """`hspc-gen --target`: tune the channel for this host and write its header and reports."""
     started = time.monotonic()
-    given = {} if options.budget is None else {"budget": options.budget}
-    labels = {"budget": f"--budget {options.budget}"}
-    target = load_target(options.target, overrides=given, labels=labels)  # target
+    target = target_with_budget(options.target, options.budget)  # target
     host = read_host()  # host
     fixed = params.parse_overrides(options.overrides)
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
@@ -181,7 +179,7 @@ def threads_for(
 ) -> ThreadAdvice | ThreadFailure:
     """The thread counts and placement measured for the tuned channel, until the budget ends;
     or why they could not be."""
-    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS, len(inputs.shape.cpus))
+    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS)
     machinery.show("recommending thread counts and placement for the tuned channel")
     where = ThreadRun(machinery.toolchain, machinery.store, budget)
     try:
@@ -225,6 +223,13 @@ def _search_result(
         seed=settings.seed,
         oversubscribed=settings.oversubscribed,
     )
+
+
+def target_with_budget(path: Path, budget: str | None) -> Target:
+    """app.yaml, with --budget as typed over its own budget (checked, and blamed on
+    `--budget`, as the YAML key would be)."""
+    given = {} if budget is None else {"budget": budget}
+    return load_target(path, overrides=given, labels={"budget": f"--budget {budget}"})
 
 
 @dataclass(frozen=True)
@@ -276,29 +281,38 @@ def compare(
     return findings.comparison(evaluation, [str(p) for p in results], target.objective)
 
 
-def threads(  # noqa: PLR0917 (the command's own options, in its order)
-    target_path: Path,
-    sweep: bool,
-    result: Path | None,
-    out: Path | None,
-    cache: Path | None,
-    show: Show = quiet,
-) -> ThreadsReport:
+@dataclass(frozen=True)
+class ThreadsOptions:
+    """`hspc-gen threads`'s options: --from is `result`; --budget as typed."""
+
+    target: Path
+    sweep: bool = False
+    result: Path | None = None
+    out: Path | None = None
+    cache: Path | None = None
+    budget: str | None = None
+
+
+def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
     """`hspc-gen threads`: the recommendation for a channel (an earlier result's winner, else the
     estimate), with --sweep the measured curve it is checked against; hspc-threads.json when it
-    could be measured."""
-    target, host = load_target(target_path), read_host()
+    could be measured. The budget bounds it all, builds included."""
+    started = time.monotonic()
+    target, host = target_with_budget(options.target, options.budget), read_host()
+    result, cache = options.result, options.cache
     channel = (
         wiring.winner_of(result, target) if result else wiring.estimated_params(target, host, {})
     )
     inputs = wiring.thread_inputs(target, host)
-    folder = out or target.output.report
+    folder = options.out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store = wiring.record_store(host, cache)
-    where = ThreadRun(wiring.toolchain_for(target, host, cache), store)
-    with locked(store, math.inf, show):
-        if sweep:
-            advice, curve = sweep_threads(channel, inputs, where)
+    run = f"threads{'-sweep' if options.sweep else ''}:{target.budget:g}s"
+    budget = Budget(started + target.budget, run, THREAD_SAMPLE_SECONDS)
+    where = ThreadRun(wiring.toolchain_for(target, host, cache), store, budget)
+    with locked(store, started + target.budget, show):
+        if options.sweep:  # sized from the command's budget: the same each time it runs
+            advice, curve = sweep_threads(channel, inputs, where, target.budget)
         else:
             advice, curve = recommend_threads(channel, inputs, where), ()
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)

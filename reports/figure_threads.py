@@ -15,7 +15,7 @@ def _pairs(counts: Sequence[Doc]) -> str:
 
 def threads(result: Doc) -> Curves:
     """Events/s against the thread count, a line per placement, the recommendation marked and
-    the guard that ended the search named."""
+    what ended the search named."""
     advice = result.get("recommendation")
     if not advice:
         return Curves("Threads", "", "", (), empty="no thread search ran (--effort estimate)")

@@ -83,6 +83,8 @@ def _evidence(e: ThreadEvidence) -> dict[str, Any]:
         ],
         "placements": [_trial(t) for t in e.placements],
         "rounds": e.rounds,
+        "oversubscription": e.oversubscription,
+        "resolution": None if e.resolution is None else round(e.resolution, 4),
     }
 
 
@@ -155,9 +157,18 @@ def flat_range(evidence: ThreadEvidence) -> str | None:
         return None
     counts = ", ".join(f"{p.producers}+{p.consumers}" for p in good)
     return (
-        f"equally good within {evidence.tolerance:.0%} (the curve is flat there), "
+        f"equally good within {evidence.tolerance:.0%} (each one's paired 95% interval against "
+        f"the best lies above {1 - evidence.tolerance:.0%} of it: the curve is flat there), "
         f"producers+consumers: {counts}"
     )
+
+
+def oversubscribed(advice: ThreadAdvice) -> str | None:
+    """Why the advice has more threads than CPUs, in words; None when it has not."""
+    evidence = advice.evidence
+    if evidence is None or advice.producers + advice.consumers <= evidence.capacity.cpus:
+        return None
+    return f"more threads than CPUs: {evidence.oversubscription}"
 
 
 def render(report: ThreadsReport) -> str:
@@ -175,6 +186,8 @@ def render(report: ThreadsReport) -> str:
     ]
     if advice.evidence is not None and (flat := flat_range(advice.evidence)):
         lines.append(f"- {flat}")
+    if (why := oversubscribed(advice)) is not None:
+        lines.append(f"- {why}")
     lines += _sweep_lines(report)
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from hspc_gen.model import ChannelParams, Figure, Status
 
 UNPINNED_PLACEMENT = "unpinned"
+SHOWN_ROUNDS = 12
+"""Paired rounds beside the best a count needs before its interval can show it as good as the best:
+a bootstrap interval over fewer is too narrow when one of them carries a heavy-tail sample."""
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,15 @@ class CurvePoint:
     def threads(self) -> int:
         return self.producers + self.consumers
 
-    def reaches(self, line: float, best_rate: float) -> bool:
-        """Whether this count's 95% interval reaches `line` (a share of the best): paired with
-        the best where the two ran in the same rounds, else from its own interval."""
-        if self.vs_best is not None:
-            return self.vs_best.high >= line
-        return self.ci95_high >= line * best_rate
+    def within(self, line: float) -> bool:
+        """Whether the measurements show this count at or above `line` (a share of the best):
+        its throughput over the best's, paired round by round, has a 95% interval wholly at or
+        above the line, over SHOWN_ROUNDS rounds at least. A count never run beside the best
+        (or too briefly) shows nothing."""
+        v = self.vs_best
+        if v is None or v.low < line:
+            return False
+        return v.rounds >= SHOWN_ROUNDS or v.low == v.high  # the best itself: 1.0 exactly
 
 
 @dataclass(frozen=True)
@@ -94,17 +100,16 @@ class ThreadEvidence:
     curve: tuple[CurvePoint, ...]  # every unpinned count measured, in count order
     placements: tuple[PlacementTrial, ...]
     rounds: int
+    oversubscription: str | None = None  # why counts past the CPUs were searched; None: not
+    resolution: float | None = None  # the step between counts the search resolved (0.044: 4.4%)
 
     @property
     def equally_good(self) -> tuple[CurvePoint, ...]:
-        """The counts measured as good as the best: each one's 95% interval reaches within the
-        tolerance of the best, paired round by round where the two ran together (the same test
-        the recommendation passed). Several means the curve is flat there: any of them will do,
-        and runs that differ by noise may recommend any of them."""
-        if not self.curve:
-            return ()
-        best_rate = max(p.events_per_s for p in self.curve)
-        return tuple(p for p in self.curve if p.reaches(1.0 - self.tolerance, best_rate))
+        """The counts measured as good as the best: each one's paired 95% interval against the
+        best lies at or above 1 - tolerance (the test the recommendation passed: it is the one
+        of them with the fewest threads). Several means the curve is flat there: any of them
+        will do, and runs that differ by noise may recommend any of them."""
+        return tuple(p for p in self.curve if p.within(1.0 - self.tolerance))
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,8 @@ def evidence(found: Evidence) -> ThreadEvidence:
         curve=tuple(curve_point(p) for p in found.curve),
         placements=tuple(trial(t) for t in found.placements),
         rounds=found.rounds,
+        oversubscription=found.oversubscription,
+        resolution=found.resolution,
     )
 
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from hspc_gen.search.threads.measure import Config
-
-STEP = math.sqrt(2.0)
-"""Thread Reinforcer's T_step/2, as a ratio: the grid of counts is geometric."""
 
 
 @dataclass(frozen=True)
@@ -35,12 +31,12 @@ class Axis:
     def first(self) -> int:
         return min(max(self.start, self.low), self.high)
 
-    def grid(self) -> tuple[int, ...]:
-        """Geometric steps up and down from the start (so the first step is a whole one), and
-        both ends."""
+    def grid(self, step: float) -> tuple[int, ...]:
+        """Geometric steps of `step` up and down from the start (so the first step is a whole
+        one), and both ends."""
         points = {self.low, self.high, self.first()}
         up = down = float(self.first())
         while up < self.high or down > self.low:
-            up, down = up * STEP, down / STEP
+            up, down = up * step, down / step
             points.update({round(up), round(down)})
         return tuple(sorted(p for p in points if self.low <= p <= self.high))

@@ -19,7 +19,9 @@ SMT_YIELD = 0.3
 KEEP_UP_SLACK = 0.1
 """Consumers per producer round the cost ratio up only past this much."""
 SEARCH_HEADROOM = 4
-"""The ramp may go this many times past the first estimate before it gives up."""
+"""The search may go this many times past the first estimate."""
+MAX_SAMPLE_THREADS = 256
+"""The most threads the benchmark harness runs in one sample (runtime/bench: kMaxSampleThreads)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -148,6 +150,16 @@ class WorkCost:
         if self.producer_ns <= 0 or self.consumer_ns <= 0 or self.wait_ratio < 0:
             raise ValueError(f"work costs must be positive, wait ratio non-negative: {self}")
 
+    @classmethod
+    def from_pair(cls, wall_ns: float, producer_cpu_ns: float, consumer_cpu_ns: float) -> WorkCost:
+        """One pair's costs from its per-event wall time and each side's CPU time. The slower
+        side never waits for the other in the channel, so what of its wall time it spent off
+        its CPU it slept on work of its own (blocking): the wait ratio Goetz's estimate needs."""
+        floor = 1.0  # ns: a side that does nothing still costs something to move an event
+        producer, consumer = max(producer_cpu_ns, floor), max(consumer_cpu_ns, floor)
+        slower = max(producer, consumer)
+        return cls(producer, consumer, max(0.0, wall_ns / slower - 1.0))
+
     def consumers_per_producer(self) -> int:
         """Enough consumers to keep up with one producer when the consumer is the heavier side,
         within KEEP_UP_SLACK: a measured cost a few percent over the producer's is noise or
@@ -164,7 +176,8 @@ class WorkCost:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Goetz's N = cores x (1 + wait/compute), per producer group: the ramp starts near it."""
+    """Goetz's N = cores x (1 + wait/compute), per producer group: where the CPUs saturate, so
+    the search's coarse grid is laid out from it."""
 
     producers: int
     consumers_per_producer: int
@@ -176,7 +189,7 @@ class Estimate:
 
 
 def estimate(shape: TopologyShape, cost: WorkCost, max_threads: int = MAX_THREADS) -> Estimate:
-    """Groups enough to keep every core (within the quota) busy; SMT is left to the ramp, which
+    """Groups enough to keep every core (within the quota) busy; SMT is left to the search, which
     measures what the siblings add instead of assuming it."""
     k = cost.consumers_per_producer()
     cores = min(float(shape.cores), shape.cpu_quota or math.inf)

@@ -1,55 +1,38 @@
-"""Thread Reinforcer's termination guards, read from two consecutive points of the ramp.
+"""When more threads than CPUs may be recommended: only when measured idle time justifies it.
 
-Thread Reinforcer stops when CPU utilisation stops rising (no more parallelism) or when lock
-contention is high and rising and, below the core count, voluntary context switches rise sharply
-or, above it, migrations do. Our lock contention is the time threads spend waiting in the channel
-(instrumented waits); rates are taken per event so that a point doing more work does not look
-more contended. Netflix's rule: when threads sit idle in the channel (a producer starves its
-consumers), low utilisation is starvation, not the end of parallelism.
+More threads than CPUs pay only when threads sleep (a consumer that sleeps in the channel while
+its producer works, blocking work): then a count that fills the CPUs on average still leaves them
+idle at moments, and more threads fill them. Threads that spin while they wait, or never wait,
+keep their CPUs busy, and more of them only take turns (Thread Reinforcer's CPU_UTIL signal: no
+more parallelism to gain). So the search reads, at the largest count it measured that fits the
+CPUs, the CPU time its threads used: when they left at least IDLE_SHARE of what they could use
+idle, counts past the CPUs are searched and may be recommended, and `oversubscription` says why
+in words; otherwise the search stays within the CPUs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hspc_gen.search.threads.measure import Point
 
-UTIL_SHARE = 0.25
-"""Added threads that raise the CPU utilisation by less than this share of their number found no
-more parallelism (a fixed threshold would fire on small steps and miss big ones)."""
-SHARP_RISE = 0.5
-"""A per-event rate that grows by half or more in one step rises sharply."""
-IDLE_SHARE = 0.25
-"""Threads waiting in the channel this share of their time are idle (Netflix's rule)."""
-HIGH_WAIT = 0.10
-"""Channel waits above this share of thread time are high contention (Thread Reinforcer's LOCK)."""
+IDLE_SHARE = 0.05
+"""CPU time the threads left unused, of what they could use, that makes more threads worth it."""
 
 
-def guard(before: Point, after: Point, cores: int) -> str | None:
-    """The termination condition the step from `before` to `after` trips, if any."""
-    added = _rise(before.config.threads, after.config.threads)
-    no_parallelism = _rise(before.cpu_utilisation, after.cpu_utilisation) < UTIL_SHARE * added
-    if no_parallelism and after.wait_fraction < IDLE_SHARE:
-        return "cpu_util"
-    if after.wait_fraction < HIGH_WAIT:
+def oversubscription(points: Iterable[Point], cpus: int, usable: float) -> str | None:
+    """Why counts with more threads than `cpus` may be recommended, or None when they may not.
+    `usable`: the CPUs the process may keep busy (the quota caps it)."""
+    fits = [p for p in points if p.config.threads <= cpus and not p.config.pinned]
+    if not fits:
         return None
-    wait_rises = _rise(_waits(before), _waits(after)) >= SHARP_RISE
-    if after.config.threads <= cores:
-        rate_rises = _rise(_per_event(before, "vcx"), _per_event(after, "vcx")) >= SHARP_RISE
-        return "voluntary_switches" if wait_rises and rate_rises else None
-    rate_rises = _rise(_per_event(before, "migr"), _per_event(after, "migr")) >= SHARP_RISE
-    return "migrations" if wait_rises and rate_rises else None
-
-
-def _rise(before: float, after: float) -> float:
-    if not before > 0:
-        return 0.0 if not after > 0 else float("inf")
-    return after / before - 1.0
-
-
-def _waits(p: Point) -> float:
-    """Thread-seconds waiting in the channel per event."""
-    return p.per_event(p.wait_fraction * p.config.threads)
-
-
-def _per_event(p: Point, which: str) -> float:
-    rate = p.voluntary_switches_per_s if which == "vcx" else p.migrations_per_s
-    return p.per_event(rate)
+    at = max(fits, key=lambda p: (p.config.threads, p.config))
+    could = min(usable, float(at.config.threads))
+    idle = 1.0 - at.cpu_utilisation / could
+    if not idle >= IDLE_SHARE:
+        return None
+    return (
+        f"at {at.config.threads} threads the CPUs were {at.cpu_utilisation:.1f} of "
+        f"{could:g} busy ({idle:.0%} idle; the threads waited {at.wait_fraction:.0%} of their "
+        f"time), so more threads than the {cpus} CPUs can fill that idle time"
+    )

@@ -40,30 +40,34 @@ class HarnessMeasure:
     executable: Path
     variant: str
     workload: Workload
-    events_per_producer: int
     seed: int
 
-    def _line(self, round_number: int, index: int, config: Config) -> str:
+    def _line(self, round_number: int, index: int, config: Config, events: int) -> str:
         cpus = "+".join(map(str, (*config.producer_cpus, *config.consumer_cpus)))
         return (
-            f"r{round_number}/t{index} fanout {self.variant} {self.events_per_producer} 1 - "
+            f"r{round_number}/t{index} fanout {self.variant} {events} 1 - "
             f"producers={config.producers} consumers={config.consumers} "
             f"{work_fields(self.workload)}" + (f" cpus={cpus}" if config.pinned else "")
         )
 
-    def plan(self, configs: Sequence[Config], rounds: int, call: int) -> str:
-        """Call `call`'s plan: its order depends on the seed and the call number only."""
+    def plan(
+        self, configs: Sequence[Config], rounds: int, call: int, events: Mapping[Config, int]
+    ) -> str:
+        """Call `call`'s plan: its order depends on the seed and the call number only; each
+        configuration's samples move its `events` per producer."""
         rng = np.random.default_rng([self.seed, call])
         lines = [f"# thread search call {call}: {len(configs)} configurations"]
         for r in range(rounds):
             for index in rng.permutation(len(configs)):
-                lines.append(self._line(r, int(index), configs[int(index)]))
+                config = configs[int(index)]
+                lines.append(self._line(r, int(index), config, events[config]))
         return "\n".join(lines) + "\n"
 
     def measure(
-        self, configs: Sequence[Config], rounds: int, call: int
+        self, configs: Sequence[Config], rounds: int, call: int, events: Mapping[Config, int]
     ) -> dict[Config, list[ThreadSample]]:
-        done = execute(self.executable, self.plan(configs, rounds, call), PROCESS_TIMEOUT_SECONDS)
+        plan = self.plan(configs, rounds, call, events)
+        done = execute(self.executable, plan, PROCESS_TIMEOUT_SECONDS)
         if done.status is not Status.ok:
             raise MeasureFailedError(done.status, done.log[-2000:])
         return by_config(done.document, configs, done.log)

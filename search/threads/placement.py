@@ -166,13 +166,19 @@ class PlacementChoice:
 
 
 def choose(
-    lab: Lab, shape: TopologyShape, unpinned: Config, pin: PinThreads, margin: float
+    lab: Lab,
+    shape: TopologyShape,
+    unpinned: Config,
+    pin: PinThreads,
+    margin: float,
+    *,
+    max_rounds: int = MAX_PLACEMENT_ROUNDS,
 ) -> PlacementChoice:
-    """Measure the candidates against unpinned in the same rounds and pick."""
+    """Measure the candidates against unpinned in the same rounds (up to `max_rounds`) and pick."""
     options = () if pin is PinThreads.never else candidates(shape, unpinned)
     if not options:
         return PlacementChoice(unpinned, ())
-    rels = _measure(lab, unpinned, options, margin)
+    rels = _measure(lab, unpinned, options, margin, max_rounds)
     trials = tuple(PlacementTrial(c, r.gain, r.low, r.high) for c, r in rels.items())
     others = [c for c in options if c.placement != SIBLINGS]
     best = max(others or options, key=lambda c: rels[c].gain)
@@ -192,14 +198,14 @@ def unmeasured(shape: TopologyShape, unpinned: Config, pin: PinThreads) -> Place
 
 
 def _measure(
-    lab: Lab, unpinned: Config, options: Sequence[Config], margin: float
+    lab: Lab, unpinned: Config, options: Sequence[Config], margin: float, max_rounds: int
 ) -> dict[Config, Relative]:
     arms = [unpinned, *options]
-    lab.run(arms, PLACEMENT_ROUNDS)
+    since = lab.run(arms, PLACEMENT_ROUNDS)
     while True:
         rels = {c: lab.compare(c, unpinned) for c in options}
         clear = all(r.low > 1.0 or r.high < 1.0 + margin for r in rels.values())
-        if clear or next(iter(rels.values())).n >= MAX_PLACEMENT_ROUNDS:
+        if clear or lab.rounds - since >= max_rounds:
             return rels
         lab.run(arms, PLACEMENT_ROUNDS)
 

@@ -1,4 +1,4 @@
-"""The thread recommendation: counts from the ramp, CPUs from the placement search, evidence.
+"""The thread recommendation: counts from the count search, CPUs from the placement race, evidence.
 
 `recommend` respects counts the target fixes (threads.producers / threads.consumers integers) and
 searches the `auto` ones; `advice.advice` turns a Recommendation into the model's ThreadAdvice.
@@ -18,11 +18,13 @@ from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.capacity import (
     KEEP_UP_SLACK,
+    MAX_SAMPLE_THREADS,
     Estimate,
     TopologyShape,
     WorkCost,
     estimate,
 )
+from hspc_gen.search.threads.counts import BUDGET, CountResult, Host, search_count
 from hspc_gen.search.threads.measure import (
     BudgetSpentError,
     Config,
@@ -31,9 +33,11 @@ from hspc_gen.search.threads.measure import (
     Point,
     Relative,
 )
-from hspc_gen.search.threads.reinforcer import BUDGET, CountResult, search_count
+from hspc_gen.search.threads.plan import Planner
 
 Count = int | Literal["auto"]
+UNBOUNDED = Planner()
+"""The full plan, whatever it takes."""
 MIN_CONSUMER_SPAN = 4
 """With producers fixed, consumers are searched up to this many (or twice the estimate) each."""
 
@@ -48,6 +52,8 @@ class Evidence:
     curve: tuple[Point, ...]  # every unpinned count measured, in count order
     placements: tuple[placement.PlacementTrial, ...]
     rounds: int
+    oversubscription: str | None = None  # why counts past the CPUs were searched; None: not
+    resolution: float | None = None  # the knee's step between counts (0.044: 4.4%)
 
 
 @dataclass(frozen=True)
@@ -102,8 +108,10 @@ def axes_for(producers: Count, consumers: Count, cost: WorkCost, est: Estimate) 
 
 
 def _groups(est: Estimate, k: int) -> Axis:
+    """Groups of one producer and k consumers, from one to the estimate's limit, the coarse grid
+    laid out from the groups that saturate the CPUs."""
     high = max(1, est.max_threads // (1 + k))
-    start = max(1, est.producers * (1 + est.consumers_per_producer) // (1 + k) // 2)
+    start = max(1, est.producers * (1 + est.consumers_per_producer) // (1 + k))
     return Axis("groups", 1, high, min(start, high), k)
 
 
@@ -116,20 +124,15 @@ def recommend(
     consumers: Count = "auto",
     pin: PinThreads = PinThreads.auto,
     max_threads: int = MAX_THREADS,
+    planner: Planner = UNBOUNDED,
 ) -> Recommendation:
-    """Search the auto counts on `measure`, then where to run them; `cost` is one pair's
-    measured per-event work (the first estimate)."""
-    est = estimate(shape, cost, max_threads)
+    """Search the auto counts on `measure` on the plan `planner` picks, then where to run them;
+    `cost` is one pair's measured per-event work (the first estimate)."""
+    est = estimate(shape, cost, min(max_threads, MAX_SAMPLE_THREADS))
     lab = Lab(measure)
-    counts = search_count(
-        lab, axes_for(producers, consumers, cost, est), shape.cores, shape.virtual
-    )
-    margin = max(MARGIN_FLOOR, counts.tolerance)
-    try:
-        choice = placement.choose(lab, shape, counts.chosen, pin, margin)
-    except BudgetSpentError:  # the counts stand; where to run them was not measured
-        choice = placement.unmeasured(shape, counts.chosen, pin)
-        counts = dataclasses.replace(counts, termination=BUDGET)
+    host = Host(len(shape.places), shape.usable_cpus(), shape.virtual)
+    counts = search_count(lab, axes_for(producers, consumers, cost, est), planner, host)
+    choice, counts = _place(lab, shape, counts, pin)
     chosen = choice.chosen
     mask = placement.affinity_mask(shape, chosen)
     return Recommendation(
@@ -141,10 +144,26 @@ def recommend(
         pinned=chosen.pinned,
         placement=placement.placement_name(chosen),
         termination=counts.termination,
-        evidence=_evidence(lab, shape=shape, est=est, counts=counts, choice=choice, margin=margin),
+        evidence=_evidence(lab, shape=shape, est=est, counts=counts, choice=choice),
         taskset=placement.taskset_list(shape, chosen),
         omp_places=placement.omp_places(shape, chosen),
     )
+
+
+def _place(
+    lab: Lab, shape: TopologyShape, counts: CountResult, pin: PinThreads
+) -> tuple[placement.PlacementChoice, CountResult]:
+    """Where to run the counts, raced as the plan allows; when the plan leaves no time for it or
+    the budget ends the race, the counts stand and where to run them is not measured."""
+    rounds = counts.plan.placement_rounds
+    if not rounds or counts.termination == BUDGET:
+        return placement.unmeasured(shape, counts.chosen, pin), counts
+    margin = max(MARGIN_FLOOR, counts.tolerance)
+    try:
+        return placement.choose(lab, shape, counts.chosen, pin, margin, max_rounds=rounds), counts
+    except BudgetSpentError:
+        stopped = dataclasses.replace(counts, termination=BUDGET)
+        return placement.unmeasured(shape, counts.chosen, pin), stopped
 
 
 def _evidence(
@@ -154,7 +173,6 @@ def _evidence(
     est: Estimate,
     counts: CountResult,
     choice: placement.PlacementChoice,
-    margin: float,
 ) -> Evidence:
     curve = [
         dataclasses.replace(lab.point(c), vs_best=_versus(lab, c, counts.best))
@@ -165,11 +183,13 @@ def _evidence(
         capacity=shape.capacity(),
         estimate=est,
         tolerance=counts.tolerance,
-        margin=margin,
+        margin=max(MARGIN_FLOOR, counts.tolerance),
         termination=counts.termination,
         curve=tuple(sorted(curve, key=lambda p: (p.config.threads, p.config.producers))),
         placements=choice.trials,
         rounds=lab.rounds,
+        oversubscription=counts.oversubscription,
+        resolution=counts.plan.resolution,
     )
 
 

@@ -1,10 +1,11 @@
 """The thread search's measurements in the record store, like every other measurement.
 
 Each call of the search's `Measure` is numbered; its samples are recorded one `Record` per
-configuration (arm `<name>/<call>/<label>[:<cpus>]`, the call number as the first round) under
-the thread search's own key, which covers everything the search depends on. The search is a
-pure function of its samples, so a re-run with the same inputs asks the same calls in the same
-order and is answered from the records: it measures nothing and recommends the same.
+configuration (arm `<name>/<call>/<label>[:<cpus>]`, the call number as the first round, the
+events per producer the `Pace` sized it to) under the thread search's own key, which covers
+everything the search depends on. The search is a pure function of its samples (and the pace of
+the samples before), so a re-run with the same inputs asks the same calls in the same order and
+is answered from the records: it measures nothing and recommends the same.
 """
 
 from __future__ import annotations
@@ -13,18 +14,20 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hspc_gen.model import Status
 from hspc_gen.search.records import Cut, Record, RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
+from hspc_gen.search.threads.pace import Pace
 
-CALL_OVERHEAD = 1.5  # a call's samples, with their start-up and pinning, take this much more
-
-Run = Callable[[Sequence[Config], int, int], Mapping[Config, Sequence[ThreadSample]]]
-"""Measures configurations for `rounds` rounds as call number `call`."""
+Run = Callable[
+    [Sequence[Config], int, int, Mapping[Config, int]], Mapping[Config, Sequence[ThreadSample]]
+]
+"""Measures configurations for `rounds` rounds as call number `call`, each sample of a
+configuration moving its given events per producer."""
 
 
 class NotRecordedError(Exception):
@@ -33,18 +36,16 @@ class NotRecordedError(Exception):
 
 @dataclass(frozen=True)
 class Budget:
-    """Until when the thread search may measure, and what its cuts belong to."""
+    """Until when the thread search may measure, and what its cuts belong to. `clock` reads the
+    time the deadline is in (a simulated host's clock in tests)."""
 
     deadline: float = math.inf
     run: str = ""
-    sample_seconds: float = 0.02  # a pair's sample lasts about this
-    cpus: int = 1  # the CPUs the threads share: more threads than CPUs take turns
+    sample_seconds: float = 0.02  # a sample lasts about this (the pace sizes it so)
+    clock: Callable[[], float] = field(default=time.monotonic, compare=False)
 
-    def call_seconds(self, configs: Sequence[Config], rounds: int) -> float:
-        """What a call should take: each configuration's samples, longer when its threads
-        outnumber the CPUs (every producer moves the same events), with their start-up."""
-        per_round = sum(max(1.0, c.threads / self.cpus) for c in configs)
-        return rounds * per_round * self.sample_seconds * CALL_OVERHEAD
+    def left(self) -> float:
+        return self.deadline - self.clock()
 
 
 class RecordedMeasure:
@@ -56,14 +57,14 @@ class RecordedMeasure:
         store: RecordStore,
         key: RecordKey,
         name: str,
-        events: int,
+        pace: Pace,
         *,
         seed: int,
         run: Run | None = None,
         budget: Budget = Budget(),
     ) -> None:
         self.store, self.key, self.name = store, key, name
-        self.events, self.seed, self.run, self.budget = events, seed, run, budget
+        self.pace, self.seed, self.run, self.budget = pace, seed, run, budget
         self.calls = 0
 
     def arm(self, call: int, config: Config) -> str:
@@ -74,49 +75,56 @@ class RecordedMeasure:
         self, configs: Sequence[Config], rounds: int
     ) -> Mapping[Config, Sequence[ThreadSample]]:
         call, self.calls = self.calls, self.calls + 1
-        found = self._recorded(call, configs, rounds)
-        if found is not None:
-            return found
+        events = {c: self.pace.events(c) for c in configs}
+        recorded = self._recorded(call, configs, rounds, events)
+        found = self._measured(call, configs, rounds, events) if recorded is None else recorded
+        self.pace.learn(found)
+        return found
+
+    def _measured(
+        self, call: int, configs: Sequence[Config], rounds: int, events: Mapping[Config, int]
+    ) -> Mapping[Config, Sequence[ThreadSample]]:
         cut = Cut(self.key, self.budget.run, (self.seed, call))
         if self.store.was_cut(cut):
             raise BudgetSpentError(f"thread search call {call}")
         if self.run is None:
             raise NotRecordedError(f"thread search call {call}")
-        seconds = self.budget.call_seconds(configs, rounds)
-        if time.monotonic() + seconds > self.budget.deadline:
+        if self.pace.call_seconds(configs, rounds) > self.budget.left():
             self.store.append(cut)
             raise BudgetSpentError(f"thread search call {call}")
-        measured = self.run(configs, rounds, call)
+        measured = self.run(configs, rounds, call, events)
         for config in configs:
             arm = self.arm(call, config)
             samples = tuple(_with_counters(ts, arm) for ts in measured[config])
-            self.store.append(self._record(call, config, samples))
+            self.store.append(self._record(call, config, samples, events[config]))
         # Read back what was recorded, so a cold run decides on exactly what a replay will see.
-        recorded = self._recorded(call, configs, rounds)
+        recorded = self._recorded(call, configs, rounds, events)
         if recorded is None:
             raise MeasureFailedError(Status.no_samples, f"call {call} left rounds unmeasured")
         return recorded
 
-    def _record(self, call: int, config: Config, samples: tuple[Sample, ...]) -> Record:
+    def _record(
+        self, call: int, config: Config, samples: tuple[Sample, ...], events: int
+    ) -> Record:
         return Record(
             key=self.key,
             arm=self.arm(call, config),
             status=Status.ok,
             samples=samples,
             seed=self.seed,
-            events_per_sample=self.events,
+            events_per_sample=events,
             first_round=call,
         )
 
     def _recorded(
-        self, call: int, configs: Sequence[Config], rounds: int
+        self, call: int, configs: Sequence[Config], rounds: int, events: Mapping[Config, int]
     ) -> dict[Config, list[ThreadSample]] | None:
         out: dict[Config, list[ThreadSample]] = {}
         for config in configs:
             records = [
                 r
                 for r in self.store.lookup(self.key, self.arm(call, config))
-                if r.first_round == call and r.events_per_sample == self.events
+                if r.first_round == call and r.events_per_sample == events[config]
             ]
             samples = [s for r in records[-1:] for s in r.samples]
             if len({s.round for s in samples}) < rounds:

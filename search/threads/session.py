@@ -1,6 +1,6 @@
 """The thread-count search on this host, for real: the tuned channel's benchmark binary measures
-one pair's per-event costs, then thread configurations, and the noise-aware Thread Reinforcer
-(`recommend`) or an exhaustive sweep reads the measurements.
+one pair's per-event costs, then thread configurations, and the search (`recommend`, on a plan
+sized by the CPUs and the time left) or a sweep of every count reads the measurements.
 
 Like the channel search, it is answered from the record store alone when it can be (a replay
 that raises NotRecordedError at the first call never measured), and otherwise built and
@@ -14,7 +14,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +22,20 @@ from typing import TypeVar
 import numpy as np
 
 from hspc_gen import __version__
-from hspc_gen.model import ChannelParams, Figure, PinThreads, Status
+from hspc_gen.model import ChannelParams, PinThreads, Status
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
-from hspc_gen.search import schedule, stats
+from hspc_gen.search import schedule
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
 from hspc_gen.search.records import Cut, RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
+from hspc_gen.search.threads.capacity import TopologyShape, WorkCost, estimate
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
+from hspc_gen.search.threads.pace import Pace
+from hspc_gen.search.threads.plan import FULL, Plan, Planner
 from hspc_gen.search.threads.recommend import Count, Recommendation, recommend
 from hspc_gen.search.threads.recorded import (
     Budget,
@@ -42,14 +43,16 @@ from hspc_gen.search.threads.recorded import (
     RecordedMeasure,
     Run,
 )
+from hspc_gen.search.threads.sweep import sweep
 from hspc_gen.target import Workload
 
 THREAD_SEED = 5  # apart from the channel search's seeds
 THREAD_SAMPLE_SECONDS = 0.02
 COST_ROUNDS = 5
-SWEEP_ROUNDS = 10
 THREAD_MIN_EVENTS, THREAD_MAX_EVENTS = 20_000, 20_000_000
 BUDGET_SPENT = "the budget ran out before the thread counts were measured"
+SWEEP_SHARE = 0.5
+"""Of `threads --sweep`'s budget, what the sweep gets; the recommendation, the rest."""
 
 
 @dataclass(frozen=True)
@@ -66,11 +69,16 @@ class ThreadInputs:
 
 @dataclass(frozen=True)
 class Bench:
-    """The tuned channel's measured per-event cost and the Measure sized from it."""
+    """The tuned channel's measured per-event cost and the Measure sized from it; the budget,
+    the plan rung this command's earlier run was held to (a replay keeps it), and `hold`, which
+    records the rung a plan was held to."""
 
     measure: RecordedMeasure
     cost: WorkCost
     shape: TopologyShape
+    budget: Budget = dataclasses.field(default_factory=Budget)
+    ceiling: int | None = None
+    hold: Callable[[Plan], None] = lambda _plan: None
 
 
 def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
@@ -96,66 +104,93 @@ def _per_event(samples: Sequence[ThreadSample], ns: Callable[[ThreadSample], flo
     return float(np.median([ns(s) / s.sample.events for s in samples]))
 
 
-def _events(samples: Sequence[ThreadSample]) -> int:
-    """Events per producer for a sample of one pair to last THREAD_SAMPLE_SECONDS of wall time
-    (waits included: a channel that hands buffers over often spends its time there)."""
+def _pace(samples: Sequence[ThreadSample], sample_seconds: float, saturation: float) -> Pace:
+    """Samples sized to last `sample_seconds` of wall time (waits included: a channel that hands
+    buffers over often spends its time there), from the pair's own rate and the threads that
+    saturate the CPUs."""
     per_event_ns = max(_per_event(samples, lambda s: s.sample.wall_ns), 1.0)
-    events = THREAD_SAMPLE_SECONDS * 1e9 / per_event_ns
-    return int(min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, events)))
+    events = sample_seconds * 1e9 / per_event_ns
+    return Pace(
+        int(min(THREAD_MAX_EVENTS, max(THREAD_MIN_EVENTS, events))),
+        sample_seconds,
+        pair_rate=1e9 / per_event_ns,
+        saturation=saturation,
+        min_events=THREAD_MIN_EVENTS,
+        max_events=THREAD_MAX_EVENTS,
+    )
 
 
 def _cost(samples: Sequence[ThreadSample]) -> WorkCost:
-    """Per-event CPU time of each side, from the pair's own samples (work plus the channel)."""
-    floor = 1.0  # ns: a side that does nothing still costs something to move an event
-    return WorkCost(
-        max(_per_event(samples, lambda s: s.sample.cpu_ns_producer), floor),
-        max(_per_event(samples, lambda s: s.sample.cpu_ns_consumer), floor),
-    )
+    """Per-event CPU time of each side, from the pair's own samples (work plus the channel), and
+    the time the slower side slept beyond it (blocking work of its own), read from the sample
+    where it was least (a slow or preempted sample stretches the wall time, not the CPU time)."""
+    producer = _per_event(samples, lambda s: s.sample.cpu_ns_producer)
+    consumer = _per_event(samples, lambda s: s.sample.cpu_ns_consumer)
+    stretch = [
+        s.sample.wall_ns / slower
+        for s in samples
+        if (slower := max(s.sample.cpu_ns_producer, s.sample.cpu_ns_consumer)) > 0
+    ]
+    wall = max(producer, consumer) * min(stretch, default=1.0)
+    return WorkCost.from_pair(wall, producer, consumer)
 
 
 T = TypeVar("T")
 
 
+def harness(executable: Path, variant: str, workload: Workload) -> Run:
+    """The built binary's `fanout` samples (harness.py)."""
+    return HarnessMeasure(executable, variant, workload, THREAD_SEED).measure
+
+
 @dataclass(frozen=True)
 class ThreadRun:
     """Where and until when the thread search measures: the toolchain and the records (it
-    builds the channel alone, with the fan-out kind), and the budget."""
+    builds the channel alone, with the fan-out kind), the budget, and what runs the built
+    binary's samples (a simulated host in tests, as a fake toolchain builds nothing)."""
 
     toolchain: Toolchain
     store: RecordStore
     budget: Budget = dataclasses.field(
         default_factory=lambda: Budget(sample_seconds=THREAD_SAMPLE_SECONDS)
     )
+    harness: Callable[[Path, str, Workload], Run] = harness
 
 
-class _Recording:
-    """Makes the record-backed Measures of one thread search: replay-only, or running on `run`
-    (the harness of a built binary, given the events per producer)."""
+class Recording:
+    """Makes the record-backed Measures of one thread search under `key`: replay-only, or
+    running on `run` (the harness of a built binary; a simulated host in tests)."""
 
-    def __init__(self, where: ThreadRun, key: RecordKey, run: Callable[[int], Run] | None) -> None:
-        self.where, self.key, self.run = where, key, run
+    def __init__(self, store: RecordStore, budget: Budget, key: RecordKey, run: Run | None) -> None:
+        self.store, self.budget, self.key, self.run = store, budget, key, run
 
-    def measure(self, name: str, events: int) -> RecordedMeasure:
-        run = None if self.run is None else self.run(events)
-        store, budget = self.where.store, self.where.budget
+    def measure(self, name: str, pace: Pace) -> RecordedMeasure:
         return RecordedMeasure(
-            store, self.key, name, events, seed=THREAD_SEED, run=run, budget=budget
+            self.store, self.key, name, pace, seed=THREAD_SEED, run=self.run, budget=self.budget
         )
 
     def bench(self, shape: TopologyShape) -> Bench:
-        probe = self.measure("cost", THREAD_MIN_EVENTS)
+        """One pair's cost measured, and the Measure its pace sizes."""
+        sample_seconds = self.budget.sample_seconds
+        probe = self.measure("cost", Pace(THREAD_MIN_EVENTS, sample_seconds))
         pair = probe([Config(1, 1)], COST_ROUNDS)[Config(1, 1)]
-        return Bench(self.measure("threads", _events(pair)), _cost(pair), shape)
+        cost = _cost(pair)
+        saturation = estimate(shape, cost).threads
+        measure = self.measure("threads", _pace(pair, sample_seconds, saturation))
+        ceiling = self.store.trimmed(self.key, self.budget.run)
+        return Bench(measure, cost, shape, self.budget, ceiling, self._hold)
+
+    def _hold(self, plan: Plan) -> None:
+        """A plan held below the full one is recorded, so the same command replays it."""
+        run = self.budget.run
+        if plan.level < FULL.level and self.store.trimmed(self.key, run) != plan.level:
+            self.store.append(Cut(self.key, run, keep=plan.level))
 
 
-def _harness(executable: Path, variant: str, workload: Workload) -> Callable[[int], Run]:
-    def sized(events: int) -> Run:
-        return HarnessMeasure(executable, variant, workload, events, THREAD_SEED).measure
-
-    return sized
-
-
-def _recommend(inputs: ThreadInputs, bench: Bench) -> Recommendation:
+def recommend_on(inputs: ThreadInputs, bench: Bench, reserve: float = 0.0) -> Recommendation:
+    """The recommendation on a plan that fits the budget left, less `reserve` seconds."""
+    pace = bench.measure.pace
+    planner = Planner(bench.budget.left() - reserve, pace.call_seconds, bench.ceiling, bench.hold)
     return recommend(
         bench.shape,
         bench.cost,
@@ -163,6 +198,7 @@ def _recommend(inputs: ThreadInputs, bench: Bench) -> Recommendation:
         producers=inputs.producers,
         consumers=inputs.consumers,
         pin=inputs.pin,
+        planner=planner,
     )
 
 
@@ -187,10 +223,10 @@ def _replay_or_measure(
     )
     key = thread_key(prepared, inputs)
     try:
-        return search(_Recording(where, key, None).bench(inputs.shape))
+        return search(Recording(where.store, where.budget, key, None).bench(inputs.shape))
     except NotRecordedError:
         pass
-    if time.monotonic() + schedule.build_seconds(1, JOBS) > where.budget.deadline:
+    if schedule.build_seconds(1, JOBS) > where.budget.left():
         # Not even its build fits: the estimated advice stays. Recorded as its first call's cut,
         # so that the same command replayed (quicker, with time to spare) stops here too.
         where.store.append(Cut(key, where.budget.run, (THREAD_SEED, 0)))
@@ -198,15 +234,15 @@ def _replay_or_measure(
     built = where.toolchain.build(prepared)
     if built.executable is None or candidate_id(channel) in built.failed:
         return ThreadFailure(Status.compile_error, built.log[-2000:])
-    harness = _harness(built.executable, candidate_id(channel), inputs.workload)
-    return search(_Recording(where, key, harness).bench(inputs.shape))
+    harness = where.harness(built.executable, candidate_id(channel), inputs.workload)
+    return search(Recording(where.store, where.budget, key, harness).bench(inputs.shape))
 
 
 def recommend_threads(
     channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun
 ) -> ThreadAdvice | ThreadFailure:
     """The measured recommendation for the tuned channel, or why it could not be measured."""
-    found = _search(channel, inputs, where, lambda b: (_recommend(inputs, b), b.cost))
+    found = _search(channel, inputs, where, lambda b: (recommend_on(inputs, b), b.cost))
     if isinstance(found, ThreadFailure):
         return found
     rec, cost = found
@@ -214,44 +250,19 @@ def recommend_threads(
 
 
 def sweep_threads(
-    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun
+    channel: ChannelParams, inputs: ThreadInputs, where: ThreadRun, budget: float = math.inf
 ) -> tuple[ThreadAdvice | ThreadFailure, tuple[SweepPoint, ...]]:
-    """The recommendation, then every producer count 1..max_groups (each with the cost's
-    consumers per producer) and the recommendation in the same interleaved rounds: the ground
-    truth to check it against."""
+    """The recommendation, then the counts of one producer to one group per usable CPU (each
+    with the cost's consumers per producer) and the recommendation in the same interleaved
+    rounds: the ground truth to check it against. Of the command's `budget` seconds, the sweep
+    is sized to SWEEP_SHARE (kept from the recommendation) and stops at the budget's end with
+    what it measured."""
+    seconds = budget * SWEEP_SHARE
 
     def both(bench: Bench) -> tuple[ThreadAdvice, tuple[SweepPoint, ...]]:
-        rec = _recommend(inputs, bench)
-        return advice.advice(rec, bench.cost), _sweep(bench, rec.config())
+        rec = recommend_on(inputs, bench, reserve=seconds if math.isfinite(seconds) else 0.0)
+        points = sweep(bench.measure, bench.shape, bench.cost, rec.config(), seconds)
+        return advice.advice(rec, bench.cost), points
 
     found = _search(channel, inputs, where, both)
     return (found, ()) if isinstance(found, ThreadFailure) else found
-
-
-def _sweep(bench: Bench, recommended: Config) -> tuple[SweepPoint, ...]:
-    k = bench.cost.consumers_per_producer()
-    groups = default_max_groups(bench.shape)
-    configs = [Config(n, n * k) for n in range(1, groups + 1)]
-    if recommended not in configs:
-        configs.append(recommended)
-    measured = bench.measure(configs, SWEEP_ROUNDS)
-    return tuple(
-        SweepPoint(c.producers, c.consumers, c.pinned, c == recommended, _rate(measured[c]))
-        for c in configs
-    )
-
-
-def _rate(samples: Sequence[ThreadSample]) -> Figure:
-    rates = [s.sample.events_per_second for s in samples]
-    if not rates:
-        return Figure(math.nan, math.nan, math.nan, 0)
-    values = np.array(rates, dtype=float)
-    low, high = stats.bootstrap_interval(values, stats.median)
-    return Figure(float(np.median(values)), low, high, len(rates))
-
-
-def default_max_groups(shape: TopologyShape) -> int:
-    """Groups of one producer and its consumers up to one per usable CPU (twice the CPUs in
-    threads: oversubscription is part of the curve), and at least three, so even a small host
-    shows a point past its peak."""
-    return max(3, len(shape.cpus))

@@ -2,11 +2,15 @@
 
 Each producer group runs at the pace of its slower side (the faster side waits in the channel);
 every thread computes its per-event work plus a hand-off whose cost grows with the distance to its
-partner, and sleeps wait_ratio of its compute on blocking work. The compute speed of a thread
-comes from the CPUs: a core to itself, SMT_YIELD more for a busy sibling pair, time-slicing with
-an oversubscription cost beyond the CPUs, the cgroup quota as a cap on CPU time. The groups then
+partner, and sleeps wait_ratio of its compute on blocking work. A thread waiting in the channel
+spins `spin` of that time (it wants a CPU and gets no work done) and sleeps the rest. The groups
 contend as the Universal Scalability Law says: X(N) = lambda N / (1 + sigma (N-1) + kappa N (N-1)).
-Speed and load depend on each other; the operating point is their fixed point.
+
+The CPUs are shared out as a pool (`sim_pool`): each thread wants a CPU for its share of the time,
+independently, so a count whose average demand just fills the CPUs still leaves them idle at
+moments, and more threads than CPUs fill those moments: throughput rises past the saturation
+point when, and only when, threads sleep. Speed and load depend on each other; the operating point
+is their fixed point.
 """
 
 from __future__ import annotations
@@ -17,18 +21,13 @@ import numpy as np
 
 from hspc_gen.search.threads.capacity import SMT_YIELD, TopologyShape
 from hspc_gen.search.threads.measure import Config
+from hspc_gen.search.threads.sim_pool import OVERSUBSCRIPTION_COST, Pool, share
 
 # Hand-off cost relative to two cores sharing a last-level cache (the guide's cache-line transfer
 # latencies: siblings 4-10 ns, same L3 16-51, across L3 84-154, across sockets 108-197).
 SIBLING_HANDOFF = 0.25
 CROSS_LLC_HANDOFF = 3.0
 CROSS_SOCKET_HANDOFF = 4.0
-OVERSUBSCRIPTION_COST = 0.04
-"""Speed lost per extra runnable thread per CPU (switches, cache refills)."""
-IMBALANCE = 0.97
-"""Oversubscribed by a non-multiple of the CPUs, some threads share more (Bogner et al.)."""
-SHUFFLE = 0.98
-"""Fewer runnable threads than cores: the OS keeps moving them (Bogner et al.: pinning won 1.4%)."""
 THROTTLE_COST = 0.05
 """Most speed lost to CFS throttling beyond the quota: a throttled thread stalls its partner."""
 CPU0_SPEED = 0.95
@@ -47,6 +46,7 @@ class SimWorkload:
     sigma: float = 0.01  # USL contention (an application lock the groups share)
     kappa: float = 0.0002  # USL coherency (shared data bouncing between caches)
     handoff_ns: float = 5.0  # per event, partners sharing a last-level cache
+    spin: float = 0.0  # share of a wait in the channel spent spinning (wanting a CPU)
 
 
 @dataclass(frozen=True)
@@ -62,19 +62,35 @@ def usl_factor(w: SimWorkload, groups: int) -> float:
     return 1.0 + w.sigma * (groups - 1) + w.kappa * groups * (groups - 1)
 
 
-def operating_point(shape: TopologyShape, w: SimWorkload, config: Config) -> Operating:
+def operating_point(
+    shape: TopologyShape,
+    w: SimWorkload,
+    config: Config,
+    *,
+    hidden_smt: bool = False,
+    multiplexed: bool = True,
+) -> Operating:
+    """`shape` is the machine as it is (its real cores); `hidden_smt` says the OS does not
+    know which of its CPUs are siblings (a guest whose sysfs hides them); `multiplexed` False
+    shares the CPUs as issue 5's fluid model did (sim_pool)."""
     if config.pinned:
         return _pinned(shape, w, config)
-    return _unpinned(shape, w, config)
+    return _unpinned(
+        shape, w, config, Pool(len(shape.places), shape.cores, hidden_smt, multiplexed)
+    )
 
 
-def _spread_handoff(shape: TopologyShape, threads: int) -> float:
+def apart_shares(shape: TopologyShape, threads: int) -> tuple[float, float]:
     """Unpinned, the OS spreads threads over the caches and packages, so a share of partners sit
-    apart: with n domains in use, (n-1)/n of them."""
+    apart: with n domains in use, (n-1)/n of them (other cache, other package)."""
     llcs = min(len(shape.llc_groups()), threads)
     packages = min(shape.packages, threads)
-    apart_llc = 1.0 - 1.0 / llcs
-    apart_package = 1.0 - 1.0 / packages
+    return 1.0 - 1.0 / llcs, 1.0 - 1.0 / packages
+
+
+def spread_handoff(shape: TopologyShape, threads: int) -> float:
+    """The mean hand-off cost of unpinned partners, relative to two cores sharing a cache."""
+    apart_llc, apart_package = apart_shares(shape, threads)
     return (
         1.0
         + (CROSS_LLC_HANDOFF - 1.0) * apart_llc
@@ -82,20 +98,16 @@ def _spread_handoff(shape: TopologyShape, threads: int) -> float:
     )
 
 
-def _pool_speed(shape: TopologyShape, runnable: float, threads: int) -> float:
-    """Compute speed per runnable thread when the OS spreads them: cores first, then siblings,
-    then time-slicing; the quota caps the CPU time all of them get."""
-    cores, cpus = shape.cores, len(shape.places)
-    if runnable <= cores:
-        speed = 1.0 - (1.0 - SHUFFLE) * (1.0 - runnable / cores)
-    elif runnable <= cpus:
-        speed = (cores + SMT_YIELD * (runnable - cores)) / runnable
-    else:
-        speed = (cores + SMT_YIELD * (cpus - cores)) / runnable
-        speed /= 1.0 + OVERSUBSCRIPTION_COST * (runnable / cpus - 1.0)
-        # One thread more on some CPUs than on others matters less the more threads share each.
-        speed *= 1.0 - (1.0 - IMBALANCE) * cpus / threads if threads % cpus else 1.0
-    return speed * _throttle(shape, min(runnable, cpus))
+def placement_spread(shape: TopologyShape, w: SimWorkload, config: Config, op: Operating) -> float:
+    """The spread (sd of ln throughput) of unpinned samples from where the OS put the partners
+    that time: each group's hand-off is drawn from the distances `apart_shares` gives, and the
+    groups average out."""
+    apart_llc, apart_package = apart_shares(shape, config.threads)
+    costs = np.array([1.0, CROSS_LLC_HANDOFF, CROSS_SOCKET_HANDOFF])
+    odds = np.array([1.0 - apart_llc, apart_llc - apart_package, apart_package])
+    variance = float(odds @ costs**2 - (odds @ costs) ** 2)
+    period_ns = config.producers / op.events_per_s * 1e9  # one group's time per event
+    return w.handoff_ns * float(np.sqrt(max(0.0, variance) / config.producers)) / period_ns
 
 
 def _quota_share(shape: TopologyShape, busy: float) -> float:
@@ -110,33 +122,53 @@ def _throttle(shape: TopologyShape, busy: float) -> float:
     return quota / busy * (1.0 - THROTTLE_COST * min(1.0, (busy - quota) / quota))
 
 
-def _unpinned(shape: TopologyShape, w: SimWorkload, config: Config) -> Operating:
+@dataclass(frozen=True)
+class _Flow:
+    """Per group: events/s, and the CPUs its producer and its consumers want."""
+
+    events: np.ndarray
+    producer: np.ndarray  # CPUs the producer wants: compute, and spinning in the channel
+    consumers: np.ndarray
+    idle: float  # thread-seconds per second waiting in the channel or on the lock
+
+
+def _flow(w: SimWorkload, config: Config, handoff: float, speed: float) -> _Flow:
     k = np.array(config.group_sizes(), dtype=float)
-    handoff = w.handoff_ns * _spread_handoff(shape, config.threads)
     ep, ec = w.producer_ns + handoff, w.consumer_ns + handoff
-    usl = usl_factor(w, config.producers)
-    speed = 1.0
+    rho_p = 1.0 / (ep / speed + w.wait_ratio * w.producer_ns)
+    rho_c = 1.0 / (ec / speed + w.wait_ratio * w.consumer_ns)
+    groups = np.minimum(rho_p, k * rho_c) / usl_factor(w, config.producers)
+    idle_p, idle_c = 1.0 - groups / rho_p, k - groups / rho_c
+    return _Flow(
+        events=groups,
+        producer=groups * ep / speed + w.spin * idle_p,
+        consumers=groups * ec / speed + w.spin * idle_c,
+        idle=float(idle_p.sum() + idle_c.sum()),
+    )
+
+
+def _unpinned(shape: TopologyShape, w: SimWorkload, config: Config, pool: Pool) -> Operating:
+    handoff = w.handoff_ns * spread_handoff(shape, config.threads)
+    speed, busy = 1.0, 0.0
     for _ in range(_ITERATIONS):
-        rho_p = 1.0 / (ep / speed + w.wait_ratio * w.producer_ns)
-        rho_c = 1.0 / (ec / speed + w.wait_ratio * w.consumer_ns)
-        groups = np.minimum(rho_p, k * rho_c) / usl
-        runnable = float(groups.sum()) * (ep + ec) / speed
-        new = _pool_speed(shape, runnable, config.threads)
+        flow = _flow(w, config, handoff, speed)
+        wanting = float(flow.producer.sum() + flow.consumers.sum())
+        got = share(pool, config.threads, wanting)
+        busy = got.busy_cpus
+        new = got.speed * _throttle(shape, busy)
         if abs(new - speed) < 1e-12:
             break
         speed = 0.5 * speed + 0.5 * new
-    events = float(groups.sum())
-    idle = config.producers - float((groups / rho_p).sum()) + config.consumers
-    idle -= float((groups / rho_c).sum())
-    # CPU time actually had: no more than the CPUs, nor than the quota.
-    share = min(1.0, len(shape.places) / runnable) if runnable > 0 else 1.0
-    share = min(share, _quota_share(shape, runnable * share))
+    flow = _flow(w, config, handoff, speed)
+    wanting = float(flow.producer.sum() + flow.consumers.sum())
+    # CPU time actually had: what the pool kept busy, within the quota, split as it was wanted.
+    had = busy * _quota_share(shape, busy) / wanting if wanting > 0 else 0.0
     return Operating(
-        events_per_s=events * 1e9,
-        producer_cpus=events * ep / speed * share,
-        consumer_cpus=events * ec / speed * share,
-        runnable=runnable,
-        idle_fraction=max(0.0, idle) / config.threads,
+        events_per_s=float(flow.events.sum()) * 1e9,
+        producer_cpus=float(flow.producer.sum()) * had,
+        consumer_cpus=float(flow.consumers.sum()) * had,
+        runnable=wanting,
+        idle_fraction=max(0.0, flow.idle) / config.threads,
     )
 
 
@@ -198,7 +230,7 @@ def _pinned(shape: TopologyShape, w: SimWorkload, config: Config) -> Operating:
         group_rate = np.full(config.producers, np.inf)
         np.minimum.at(group_rate, t.group, rho / t.share)
         rate = group_rate[t.group] * t.share / usl
-        occupancy = rate * t.compute / speed
+        occupancy = rate * t.compute / speed + w.spin * (1.0 - rate / rho)
         new = _cpu_speed(shape, t, occupancy)
         if float(np.max(np.abs(new - speed))) < 1e-12:
             break

@@ -1,17 +1,22 @@
 """A deterministic simulated host for testing the thread search without the hardware.
 
-`SimulatedHost.measure` has the `Measure` signature: it times configurations in shuffled rounds
-with seeded noise, and reports the OS metrics Thread Reinforcer reads as plausible functions of
-the operating point (sim_model). The noise is multiplicative: a factor every sample of a round
-shares (a neighbour's build, a frequency change: what pairing cancels), a drift along the round,
-a smaller factor of each sample's own, and a heavy tail (a sample that lost its CPU for a while).
+`SimulatedHost.run` has the harness's `Run` signature (configurations, rounds, call number, events
+per producer of each) and `measure` the `Measure` one: it times configurations in shuffled
+rounds with seeded noise, and reports the OS metrics Thread Reinforcer reads as plausible
+functions of the operating point (sim_model). The noise is multiplicative: a factor every sample
+of a round shares (a neighbour's build, a frequency change: what pairing cancels), a drift along
+the round, a smaller factor of each sample's own, a heavy tail (a sample that lost its CPU for a
+while), and for unpinned samples where the OS put the partners that time (placement noise: the
+share of groups whose producer and consumer sit on other caches or sockets is drawn anew each
+sample). The host keeps a clock of simulated seconds (each sample's wall time, its set-up, and
+each call's start), so a test can hold the search to a budget without timing anything.
 `true_throughput` and `ground_truth` give the noise-free answer the search is judged against.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +24,13 @@ import numpy as np
 from hspc_gen.search.records import Sample
 from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
 from hspc_gen.search.threads.measure import Config, ThreadSample
-from hspc_gen.search.threads.sim_model import Operating, SimWorkload, operating_point
+from hspc_gen.search.threads.sim_hosts import Machine
+from hspc_gen.search.threads.sim_model import (
+    Operating,
+    SimWorkload,
+    operating_point,
+    placement_spread,
+)
 
 WORKLOADS: tuple[SimWorkload, ...] = (
     SimWorkload("cpu_bound", 200.0, 200.0),
@@ -32,7 +43,18 @@ WORKLOADS: tuple[SimWorkload, ...] = (
 )
 """The workload matrix of issue 5."""
 
+MANY_CORE_WORKLOADS: tuple[SimWorkload, ...] = (
+    *WORKLOADS,
+    # examples/app.yaml on the 16-CPU host: the consumer sleeps in the channel most of its time,
+    # so more groups than the CPUs fill its idle CPU time (throughput rose to 68 threads there).
+    SimWorkload("sleeping_consumer", 40.0, 15.0, handoff_ns=2.0),
+    # The same work with a consumer that spins while it waits: nothing gains past the CPUs.
+    SimWorkload("spinning_consumer", 40.0, 15.0, handoff_ns=2.0, spin=1.0),
+)
+"""Issue 23's matrix: issue 5's and the two ways a channel's waiting side can wait."""
+
 EVENTS_PER_SAMPLE = 1 << 20
+"""Events of a `measure` sample, all producers together (a `run` is told its events)."""
 TAIL_PROBABILITY = 0.05
 OWN_NOISE = 0.25
 """A sample's own noise, as a share of the round's shared noise level."""
@@ -45,6 +67,11 @@ IDLE_WAKEUPS = 2000.0
 SHUFFLE_MIGRATIONS = 100.0
 BALANCE_MIGRATIONS = 400.0
 SLICES = 250.0
+# What the simulated clock adds to the timed part: a call's process start, a sample's set-up
+# (the start gate, pinning, its record) and waking each of its threads.
+CALL_START_SECONDS = 0.05
+SAMPLE_SETUP_SECONDS = 0.002
+THREAD_WAKE_SECONDS = 20e-6
 
 
 @dataclass(frozen=True)
@@ -67,22 +94,41 @@ class GroundTruth:
 
 
 class SimulatedHost:
-    """Stateful like a real machine: each `measure` call draws fresh noise from (seed, call)."""
+    """Stateful like a real machine: each call draws fresh noise from (seed, call number), and
+    the clock advances by what the call took. `shape` is what the search is told (sysfs);
+    `machine`, when given, is what the CPUs really are (a guest may hide its SMT siblings)."""
 
     def __init__(
-        self, shape: TopologyShape, workload: SimWorkload, *, noise: float = 0.10, seed: int = 0
+        self,
+        shape: TopologyShape,
+        workload: SimWorkload,
+        *,
+        noise: float = 0.10,
+        seed: int = 0,
+        machine: Machine | None = None,
     ) -> None:
         self.shape = shape
+        self.machine = machine or Machine("as-told", shape, shape)
+        self._hidden_smt = self.machine.hidden_smt
         self.workload = workload
         self.noise = noise
         self.seed = seed
+        self.seconds = 0.0
         self._calls = 0
         self._cache: dict[Config, Operating] = {}
+
+    def clock(self) -> float:
+        """Simulated seconds since the host started: what a budget reads."""
+        return self.seconds
 
     def operating(self, config: Config) -> Operating:
         config = config.original()  # a replica runs the very same threads
         if config not in self._cache:
-            self._cache[config] = operating_point(self.shape, self.workload, config)
+            m, hidden = self.machine, self._hidden_smt
+            point = operating_point(
+                m.physical, self.workload, config, hidden_smt=hidden, multiplexed=m.multiplexed
+            )
+            self._cache[config] = point
         return self._cache[config]
 
     def true_throughput(self, config: Config) -> float:
@@ -92,7 +138,7 @@ class SimulatedHost:
         op, w = self.operating(config), self.workload
         groups = config.producers
         vcx = op.events_per_s * (2.0 * (w.wait_ratio > 0) + 2.0 * w.sigma * (groups - 1))
-        vcx += IDLE_WAKEUPS * op.idle_fraction * config.threads
+        vcx += IDLE_WAKEUPS * op.idle_fraction * config.threads * (1.0 - w.spin)
         cpus, cores = len(self.shape.places), self.shape.cores
         over = max(0.0, op.runnable - cpus)
         migrations = 0.0
@@ -104,19 +150,34 @@ class SimulatedHost:
         return OsRates(vcx, SLICES * over, migrations)
 
     def probe(self) -> WorkCost:
-        """One pair's costs as a short noisy calibration run would measure them."""
+        """One pair's costs as a short noisy calibration run measures them: each side's CPU
+        time per event (its spinning included) and the time both sleep beyond it."""
         rng = np.random.default_rng([self.seed, 1 << 30])
         jitter = np.exp(rng.normal(0.0, self.noise * OWN_NOISE, size=3))
-        w = self.workload
-        return WorkCost(
-            w.producer_ns * float(jitter[0]),
-            w.consumer_ns * float(jitter[1]),
-            w.wait_ratio * float(jitter[2]),
+        op = self.operating(Config(1, 1))
+        wall = 1e9 / op.events_per_s
+        return WorkCost.from_pair(
+            wall * float(jitter[2]),
+            wall * op.producer_cpus * float(jitter[0]),
+            wall * op.consumer_cpus * float(jitter[1]),
         )
 
     def measure(self, configs: Sequence[Config], rounds: int) -> dict[Config, list[ThreadSample]]:
-        rng = np.random.default_rng([self.seed, self._calls])
-        self._calls += 1
+        """The `Measure` signature: every sample moves EVENTS_PER_SAMPLE events in all."""
+        events = {c: max(1, EVENTS_PER_SAMPLE // c.producers) for c in configs}
+        return self.run(configs, rounds, self._calls, events)
+
+    def run(
+        self,
+        configs: Sequence[Config],
+        rounds: int,
+        call: int,
+        events: Mapping[Config, int],
+    ) -> dict[Config, list[ThreadSample]]:
+        """The harness's `Run` signature: `events` per producer of each configuration."""
+        rng = np.random.default_rng([self.seed, call])
+        self._calls = max(self._calls, call + 1)
+        self.seconds += CALL_START_SECONDS
         out: dict[Config, list[ThreadSample]] = {c: [] for c in configs}
         for r in range(rounds):
             shared = math.exp(rng.normal(0.0, self.noise))
@@ -127,21 +188,34 @@ class SimulatedHost:
                 own = math.exp(rng.normal(0.0, self.noise * OWN_NOISE))
                 tail_draw, tail_size = rng.random(), rng.exponential(3.0 * self.noise)
                 tail = 1.0 + tail_size if tail_draw < TAIL_PROBABILITY else 1.0
-                slow = shared * own * tail * (1.0 + drift * position / len(configs))
+                placed = math.exp(rng.normal(0.0, self._spread(config)))
+                slow = shared * own * tail * placed * (1.0 + drift * position / len(configs))
                 jitter = np.exp(rng.normal(0.0, METRIC_NOISE, size=3))
-                out[config].append(self._sample(config, r, slow, jitter))
+                moved = events[config] * config.producers
+                sample = self._sample(config, r, moved, slow, jitter)
+                out[config].append(sample)
+                self.seconds += sample.sample.wall_ns / 1e9 + SAMPLE_SETUP_SECONDS
+                self.seconds += THREAD_WAKE_SECONDS * config.threads
         return out
 
-    def _sample(self, config: Config, rnd: int, slow: float, jitter: np.ndarray) -> ThreadSample:
+    def _spread(self, config: Config) -> float:
+        if config.pinned:
+            return 0.0
+        physical, op = self.machine.physical, self.operating(config)
+        return placement_spread(physical, self.workload, config, op)
+
+    def _sample(
+        self, config: Config, rnd: int, events: int, slow: float, jitter: np.ndarray
+    ) -> ThreadSample:
         op, rates = self.operating(config), self.os_rates(config)
-        wall_ns = EVENTS_PER_SAMPLE / op.events_per_s * 1e9 * slow
+        wall_ns = events / op.events_per_s * 1e9 * slow
         wall_s = wall_ns / 1e9
         # The slowdown stretches the wall time; the CPU time the work needs stays what it was.
         involuntary = int(rates.involuntary_switches * wall_s * jitter[0])
         sample = Sample(
             arm=config.label,
             round=rnd,
-            events=EVENTS_PER_SAMPLE,
+            events=events,
             wall_ns=wall_ns,
             cpu_ns_producer=op.producer_cpus * wall_ns / slow,
             cpu_ns_consumer=op.consumer_cpus * wall_ns / slow,

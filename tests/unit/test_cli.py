@@ -177,6 +177,8 @@ def test_threads_refuses_a_bad_target_and_a_file_that_is_not_a_result(tmp_path: 
     done = hspc_gen("threads", "--target", EXAMPLE, "--from", junk, "--out", tmp_path / "o")
     assert_one_clear_error(done, "junk.json: not an hspc-result.json")
     assert not (tmp_path / "o").exists()
+    late = hspc_gen("threads", "--target", EXAMPLE, "--sweep", "--budget", "soon")
+    assert_one_clear_error(late, "--budget")
 
 
 def test_the_memory_bound_holds_for_the_estimate_and_set_cannot_break_it(tmp_path: Path) -> None:

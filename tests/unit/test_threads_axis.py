@@ -5,8 +5,10 @@ from __future__ import annotations
 import itertools
 import math
 
-from hspc_gen.search.threads.axis import STEP, Axis
+from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.measure import Config
+
+STEP = math.sqrt(2.0)
 
 
 def test_each_kind_of_axis_maps_a_count_to_a_configuration() -> None:
@@ -20,7 +22,7 @@ def test_each_kind_of_axis_maps_a_count_to_a_configuration() -> None:
 
 def test_the_grid_steps_geometrically_from_the_start_and_holds_both_ends() -> None:
     axis = Axis("groups", 1, 512, 37, 1)
-    grid = axis.grid()
+    grid = axis.grid(STEP)
     assert grid[0] == 1 and grid[-1] == 512 and 37 in grid
     assert list(grid) == sorted(set(grid))
     inner = [(a, b) for a, b in itertools.pairwise(grid) if a >= 8 and b < 512]
@@ -32,4 +34,4 @@ def test_the_grid_steps_geometrically_from_the_start_and_holds_both_ends() -> No
 def test_the_start_is_clamped_into_the_range() -> None:
     assert Axis("groups", 1, 4, 9, 1).first() == 4
     assert Axis("consumers", 3, 12, 1, 3).first() == 3
-    assert Axis("groups", 2, 2, 2, 1).grid() == (2,)
+    assert Axis("groups", 2, 2, 2, 1).grid(2.0) == (2,)

@@ -1,71 +1,33 @@
-"""hspc_gen.search.threads.guards: Thread Reinforcer's termination conditions, with Netflix's
-rule for idle threads."""
+"""hspc_gen.search.threads.guards: more threads than CPUs only where the CPUs sat idle, and the
+reason in words."""
 
 from __future__ import annotations
 
-from hspc_gen.search.threads.guards import guard
+from hspc_gen.search.threads.guards import oversubscription
 from hspc_gen.search.threads.measure import Config, Point
 
-CORES = 8
+
+def point(groups: int, util: float, wait: float = 0.3) -> Point:
+    return Point(Config(groups, groups), 1e6, 1e6, 1e6, 8, util, 0.0, 0.0, wait)
 
 
-def point(
-    pairs: int,
-    *,
-    events: float = 1e6,
-    util: float = 2.0,
-    vcx: float = 0.0,
-    migrations: float = 0.0,
-    wait: float = 0.0,
-) -> Point:
-    return Point(
-        config=Config(pairs, pairs),
-        events_per_s=events,
-        ci95_low=events,
-        ci95_high=events,
-        samples=6,
-        cpu_utilisation=util,
-        voluntary_switches_per_s=vcx,
-        migrations_per_s=migrations,
-        wait_fraction=wait,
-    )
+def test_idle_cpus_at_the_count_that_fills_them_justify_more_threads() -> None:
+    """examples/app.yaml on the 16-CPU host: at 16 threads 10.6 CPUs busy."""
+    why = oversubscription([point(4, 5.3), point(8, 10.6), point(16, 14.4)], 16, 16.0)
+    assert why is not None
+    assert "at 16 threads the CPUs were 10.6 of 16 busy (34% idle" in why
+    assert "the threads waited 30% of their time" in why
 
 
-def test_rising_utilisation_and_calm_profiles_trip_nothing() -> None:
-    assert guard(point(1, util=2.0), point(2, util=4.0, events=2e6), CORES) is None
+def test_busy_cpus_keep_the_search_within_them() -> None:
+    assert oversubscription([point(4, 8.0), point(8, 15.9, 0.0), point(16, 16.0)], 16, 16.0) is None
+    # Spinning waiters wait a lot and still keep every CPU busy.
+    assert oversubscription([point(8, 16.0, wait=0.6)], 16, 16.0) is None
 
 
-def test_no_utilisation_gain_means_no_more_parallelism() -> None:
-    assert guard(point(4, util=8.0), point(6, util=8.1), CORES) == "cpu_util"
-
-
-def test_idle_threads_suspend_the_utilisation_guard() -> None:
-    # The producer starves its consumers: they sit in the channel, so flat utilisation is
-    # starvation, not the end of parallelism (Netflix's rule).
-    assert guard(point(2, util=3.0, wait=0.4), point(3, util=3.0, wait=0.4), CORES) is None
-
-
-def test_below_the_cores_contention_with_sharply_rising_voluntary_switches_stops() -> None:
-    before = point(2, util=3.0, vcx=1e5, wait=0.12)
-    after = point(3, util=4.0, vcx=3e5, wait=0.3)
-    assert guard(before, after, CORES) == "voluntary_switches"
-    # The same switches without contention in the channel are no reason to stop.
-    calm = point(3, util=4.0, vcx=3e5, wait=0.05)
-    assert guard(before, calm, CORES) is None
-
-
-def test_above_the_cores_contention_with_sharply_rising_migrations_stops() -> None:
-    before = point(4, util=7.0, migrations=1e3, wait=0.12)
-    after = point(6, util=8.0, migrations=5e3, wait=0.3)
-    assert after.config.threads > CORES
-    assert guard(before, after, CORES) == "migrations"
-    # Above the cores, voluntary switches are not the signal.
-    switches = point(6, util=8.0, migrations=1e3, vcx=1e7, wait=0.3)
-    assert guard(before, switches, CORES) is None
-
-
-def test_rates_are_read_per_event() -> None:
-    # Twice the switches at twice the events is the same per event: no sharp rise.
-    before = point(2, util=3.0, vcx=1e5, wait=0.12, events=1e6)
-    after = point(3, util=4.5, vcx=2e5, wait=0.2, events=2e6)
-    assert guard(before, after, CORES) is None
+def test_what_could_be_busy_is_capped_by_the_threads_and_the_quota() -> None:
+    """12 threads on 16 CPUs can keep 12 busy; under a quota of 3 CPUs, 3."""
+    assert oversubscription([point(6, 11.9)], 16, 16.0) is None
+    assert oversubscription([point(6, 9.0)], 16, 16.0) is not None
+    assert oversubscription([point(6, 2.9)], 16, 3.0) is None
+    assert oversubscription([point(16, 30.0)], 16, 16.0) is None  # nothing fits the CPUs

@@ -20,14 +20,15 @@ WORK = Workload(producer_ns=40.0, consumer_ns=15.0)
 
 
 def measure() -> HarnessMeasure:
-    return HarnessMeasure(Path("/nonexistent"), "cabc", WORK, 100000, seed=3)
+    return HarnessMeasure(Path("/nonexistent"), "cabc", WORK, seed=3)
 
 
 def test_every_round_runs_every_configuration_once_in_a_seeded_order() -> None:
     configs = [Config(1, 1), Config(2, 2), Config(1, 2, "compact", (1,), (2, 3))]
-    text = measure().plan(configs, rounds=4, call=0)
-    assert text == measure().plan(configs, rounds=4, call=0)
-    assert text != measure().plan(configs, rounds=4, call=1)  # each call its own order
+    events = dict.fromkeys(configs, 100000)
+    text = measure().plan(configs, rounds=4, call=0, events=events)
+    assert text == measure().plan(configs, rounds=4, call=0, events=events)
+    assert text != measure().plan(configs, rounds=4, call=1, events=events)  # its own order
     lines = [line for line in text.splitlines() if not line.startswith("#")]
     assert len(lines) == 12
     for r in range(4):
@@ -37,6 +38,14 @@ def test_every_round_runs_every_configuration_once_in_a_seeded_order() -> None:
     assert "producers=1 consumers=2" in pinned and pinned.endswith("cpus=1+2+3")
     assert "producer_ns=40 consumer_ns=15" in pinned
     assert all(" fanout cabc 100000 1 - " in line for line in lines)
+
+
+def test_each_configuration_moves_the_events_per_producer_it_was_sized_to() -> None:
+    few, many = Config(1, 1), Config(64, 64)
+    text = measure().plan([few, many], rounds=1, call=0, events={few: 200000, many: 20000})
+    lines = {line.split()[0].split("/")[1]: line for line in text.splitlines()[1:]}
+    assert " fanout cabc 200000 1 - producers=1 " in lines["t0"]
+    assert " fanout cabc 20000 1 - producers=64 " in lines["t1"]
 
 
 def test_samples_map_back_to_their_configurations_with_the_os_counters() -> None:
@@ -108,9 +117,9 @@ def test_every_code_shape_runs_the_thread_kinds_for_real(
                              THREAD_KINDS)  # fmt: skip
     built = chain.build(prepared)
     assert built.executable is not None, built.log
-    harness = HarnessMeasure(built.executable, candidate_id(channel), WORK, 20_000, seed=3)
+    harness = HarnessMeasure(built.executable, candidate_id(channel), WORK, seed=3)
     configs = [Config(1, 1), Config(1, 3), Config(2, 2)]
-    got = harness.measure(configs, rounds=2, call=0)
+    got = harness.measure(configs, rounds=2, call=0, events=dict.fromkeys(configs, 20_000))
     for config in configs:
         assert [s.sample.round for s in got[config]] == [0, 1]
         assert all(s.sample.verified for s in got[config])

@@ -1,61 +1,63 @@
-"""hspc_gen.search.threads.knee: the line through the fresh sweep, and the settled answer on a
-flat approach to the peak, where single points are too noisy to decide."""
+"""hspc_gen.search.threads.knee: the rule that picks the answer and the one the "equally good"
+list states: a count is good only when its paired interval against the best lies above the
+line, over enough rounds; the answer is the good count with the fewest threads."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
-from hspc_gen.search.threads.axis import Axis
-from hspc_gen.search.threads.capacity import TopologyShape
-from hspc_gen.search.threads.duel import Duels
-from hspc_gen.search.threads.knee import crossing, settle
-from hspc_gen.search.threads.measure import Lab, Relative
-from hspc_gen.search.threads.sim_model import SimWorkload
-from hspc_gen.search.threads.simulator import SimulatedHost
+from hspc_gen.search.records import Sample
+from hspc_gen.search.threads.knee import good, leader, smallest_good, top
+from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
 
-
-def rel(gain: float, half: float = 0.01) -> Relative:
-    return Relative(gain, gain * (1 - half), gain * (1 + half), 30)
+BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 
 
-def rising(n: int) -> float:
-    """ln gain = 0.1 ln(n / 20): crosses 0.97 at n = 20 x 0.97^10."""
-    return float((n / 20) ** 0.1)
+class Scripted:
+    """Samples at fixed rates relative to BEST, with a round-to-round factor every sample of
+    a round shares (what pairing cancels) and, for WIDE, a wobble of its own."""
+
+    RATES: ClassVar[dict[Config, float]] = {BEST: 1.0, NEAR: 0.985, SLOW: 0.62, WIDE: 0.96}
+
+    def __call__(
+        self, configs: Sequence[Config], rounds: int
+    ) -> Mapping[Config, Sequence[ThreadSample]]:
+        out: dict[Config, list[ThreadSample]] = {}
+        for c in configs:
+            for r in range(rounds):
+                shared = 1.0 + 0.2 * ((r * 7) % 5 - 2) / 2  # +-20%, the same for all
+                wobble = 1.0 + (0.06 * (-1) ** r if c == WIDE else 0.0)
+                rate = 1e8 * self.RATES[c.original()] * shared * wobble
+                wall = 1e6 / rate * 1e9
+                sample = Sample(c.label, r, 1_000_000, wall, wall, wall, 0, 0, 0, True)
+                out.setdefault(c, []).append(ThreadSample(sample, 0, 0.0))
+        return out
 
 
-CROSS = 20 * 0.97**10
+def lab(rounds: int) -> Lab:
+    made = Lab(Scripted())
+    made.run([BEST, NEAR, SLOW, WIDE], rounds)
+    return made
 
 
-def test_the_crossing_of_a_straight_rise() -> None:
-    rels = {n: rel(rising(n)) for n in range(10, 17)}
-    assert crossing(rels, 0.03) == pytest.approx(CROSS, rel=1e-6)
+def test_good_means_the_interval_lies_above_the_line_after_enough_rounds() -> None:
+    enough = lab(12)
+    assert good(enough, NEAR, BEST, 0.03)  # 0.985, every round: shown within 3%
+    assert not good(enough, SLOW, BEST, 0.03)
+    assert not good(enough, WIDE, BEST, 0.03)  # 0.96 +- 6%: its interval reaches below 0.97
+    assert good(enough, BEST, BEST, 0.03)
+    assert not good(lab(6), NEAR, BEST, 0.03)  # six rounds show nothing yet
 
 
-def test_the_plateau_past_the_knee_does_not_flatten_the_line() -> None:
-    rels = {n: rel(rising(n)) for n in range(10, 17)}
-    rels.update({n: rel(0.985) for n in range(18, 26)})
-    assert crossing(rels, 0.03) == pytest.approx(CROSS, rel=1e-6)
+def test_the_answer_is_the_good_count_with_the_fewest_threads() -> None:
+    enough = lab(12)
+    assert smallest_good(enough, BEST, 0.03) == NEAR
+    assert smallest_good(enough, BEST, 0.03, allowed=lambda c: c != NEAR) == BEST
+    assert leader(enough, [SLOW, WIDE, NEAR]) == NEAR
 
 
-def test_too_few_points_or_no_rise_give_no_line() -> None:
-    assert crossing({10: rel(0.95), 12: rel(0.98)}, 0.03) is None
-    assert crossing({n: rel(0.96) for n in (10, 12, 14, 16)}, 0.03) is None
-
-
-def test_settle_finds_the_smallest_good_count_on_a_flat_rise() -> None:
-    # Lock-limited groups on a big machine: throughput creeps up by well under 1% per group
-    # near the top, so single paired points (about 1% of noise each) cannot place the line.
-    shape = TopologyShape.uniform(cores_per_package=64)
-    w = SimWorkload("slow_rise", 200.0, 200.0, sigma=0.02, kappa=0.0002)
-    sim = SimulatedHost(shape, w, noise=0.10, seed=11)
-    duels = Duels(Lab(sim.measure), tolerance=0.03)
-    axis = Axis("groups", 1, 120, 30, 1)
-    counts = list(range(30, 72, 3))
-    duels.lab.run([axis.config(n) for n in counts], 6)
-    chosen, best = settle(duels, axis, axis.config(69), counts)
-    peak = max(sim.true_throughput(axis.config(n)) for n in range(1, 121))
-    share = sim.true_throughput(chosen) / peak
-    need = min(n for n in range(1, 121) if sim.true_throughput(axis.config(n)) >= 0.95 * peak)
-    assert share >= 0.95
-    assert chosen.producers <= 1.25 * need
-    assert best.producers >= chosen.producers
+def test_a_count_that_beat_the_best_beyond_the_noise_becomes_the_best() -> None:
+    enough = lab(12)
+    assert top(enough, BEST) == BEST
+    assert top(enough, NEAR) == BEST  # 1 / 0.985 every round: clearly better

@@ -108,8 +108,10 @@ def test_the_strings_a_user_pastes() -> None:
     assert parse_cpu_list(taskset_list(odd, Config(3, 4)), Path("-")) == odd.cpus
 
 
-def chosen(shape: TopologyShape, w: SimWorkload, config: Config, pin: PinThreads) -> Config:
-    sim = SimulatedHost(shape, w, noise=0.10, seed=5)
+def chosen(
+    shape: TopologyShape, w: SimWorkload, config: Config, pin: PinThreads, seed: int = 5
+) -> Config:
+    sim = SimulatedHost(shape, w, noise=0.10, seed=seed)
     return choose(Lab(sim.measure), shape, config, pin, 0.03).chosen
 
 
@@ -120,7 +122,8 @@ TALKATIVE_IO = SimWorkload("talkative_io", 10.0, 10.0, wait_ratio=3.0, handoff_n
 
 def test_pinning_is_recommended_only_when_it_beats_unpinned_beyond_the_noise() -> None:
     shape = SHAPES["4c8t"]
-    assert not chosen(shape, PLAIN, Config(1, 1), PinThreads.auto).pinned
+    for seed in range(6, 11):  # compact is 1% faster here: within the noise margin
+        assert not chosen(shape, PLAIN, Config(1, 1), PinThreads.auto, seed).pinned
     # Unpinned, the OS spreads partners over both caches; pinned, they share one.
     split = SHAPES["split-l3"]
     pinned = chosen(split, CHATTY, Config(2, 2), PinThreads.auto)

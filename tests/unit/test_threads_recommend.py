@@ -1,5 +1,6 @@
 """hspc_gen.search.threads.recommend: issue 5's acceptance on the simulated host, fixed counts,
-determinism, and the `recommendation` object of hspc-result.json (a reviewed golden)."""
+determinism, the `recommendation` object of hspc-result.json (a reviewed golden), and the
+rule the advice states (issue 24: "equally good" is what the paired intervals show)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,16 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
-from hspc_gen.model.threads import CurvePoint, VersusBest
-from hspc_gen.reports.threads import advice_json, flat_range
+from hspc_gen.model import ChannelParams, Primitive
+from hspc_gen.model.threads import CurvePoint, ThreadsReport, VersusBest
+from hspc_gen.reports.threads import advice_json, flat_range, oversubscribed, render
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import TopologyShape, estimate
+from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS, TopologyShape, estimate
+from hspc_gen.search.threads.counts import BUDGET
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.placement import SIBLINGS
 from hspc_gen.search.threads.recommend import Recommendation, recommend
-from hspc_gen.search.threads.reinforcer import BUDGET
+from hspc_gen.search.threads.sim_hosts import Machine
 from hspc_gen.search.threads.simulator import WORKLOADS, SimulatedHost, count_grid
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -61,13 +64,20 @@ def run(
 def test_the_recommendation_is_near_the_best_with_few_threads(
     shape_name: str, workload: str
 ) -> None:
+    """Within 5% of the best count the harness can run, with few threads more than the ground
+    truth needs to be shown within the tolerance (its interval needs about half the tolerance
+    of room above the line, so: to reach 1 - tolerance / 2)."""
     shape = SHAPES[shape_name]
     rec, sim = run(shape, workload)
-    truth = sim.ground_truth(count_grid(estimate(shape, sim.probe()).max_threads), (0.95,))
+    limit = min(estimate(shape, sim.probe()).max_threads, MAX_SAMPLE_THREADS)
+    shown = 1.0 - rec.evidence.tolerance / 2.0
+    truth = sim.ground_truth(count_grid(limit), (shown,))
     share = sim.true_throughput(rec.config()) / truth.best_events_per_s
     assert share >= 0.95, f"{rec.config().label} reaches {share:.3f} of {truth.best.label}"
-    assert rec.threads <= 1.25 * truth.threads_for[0.95], (
-        f"{rec.config().label} uses {rec.threads} threads; {truth.threads_for[0.95]} reach 95%"
+    # A quarter more, or a consumer more: on two CPUs a quarter of three threads is none.
+    assert rec.threads <= max(1.25 * truth.threads_for[shown], truth.threads_for[shown] + 1), (
+        f"{rec.config().label} uses {rec.threads} threads; {truth.threads_for[shown]} reach "
+        f"{shown:.1%}"
     )
     used = set(rec.producer_cpus + rec.consumer_cpus)
     if rec.threads < len(shape.cpus):
@@ -147,18 +157,21 @@ def test_the_golden_recommendation_is_unchanged(request: pytest.FixtureRequest) 
     assert loosely_equal(as_json(rec), json.loads(golden.read_text()))
 
 
-def test_a_flat_curve_is_reported_with_every_count_as_good_as_the_best() -> None:
-    def point(producers: int, rate: float, low: float, high: float) -> CurvePoint:
-        return CurvePoint(producers, producers, "unpinned", rate, low, high, 10, 1.0, 0, 0, 0)
+def point(producers: int, vs_best: VersusBest | None, rate: float = 100.0) -> CurvePoint:
+    return CurvePoint(producers, producers, "unpinned", rate, 80.0, 120.0, 12, 1, 0, 0, 0, vs_best)
 
-    best, near, far = point(3, 100.0, 96.0, 104.0), point(2, 97.0, 93.0, 99.0), point(1, 80, 78, 82)
+
+def test_a_flat_curve_is_reported_with_every_count_shown_as_good_as_the_best() -> None:
+    best = point(3, VersusBest(1.0, 1.0, 1.0, 12))
+    near = point(2, VersusBest(0.98, 0.965, 0.995, 24))  # shown within 5%
+    far = point(1, VersusBest(0.80, 0.78, 0.82, 24))
     rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
     flat = dataclasses.replace(
         advice.evidence(rec.evidence), tolerance=0.05, curve=(far, near, best)
     )
-    assert flat.equally_good == (near, best)  # 99 >= 95: as good as the best at this noise
+    assert flat.equally_good == (near, best)
     said = flat_range(flat)
-    assert said is not None and "2+2, 3+3" in said and "5%" in said
+    assert said is not None and "2+2, 3+3" in said and "5%" in said and "paired" in said
     steep = dataclasses.replace(flat, curve=(far, best))
     assert steep.equally_good == (best,) and flat_range(steep) is None
     data = as_json(rec)["evidence"]
@@ -167,24 +180,57 @@ def test_a_flat_curve_is_reported_with_every_count_as_good_as_the_best() -> None
     assert all((g["producers"], g["consumers"]) in counts for g in data["equally_good"])
 
 
-def test_equally_good_is_paired_with_the_best_where_the_two_ran_together() -> None:
-    """The unpaired intervals of two counts overlap under host noise that moves both alike; the
-    paired ratio sees through it, as the recommendation's own test does."""
-
-    def point(producers: int, high: float, vs_best: VersusBest | None) -> CurvePoint:
-        return CurvePoint(
-            producers, producers, "unpinned", 100.0, 80.0, high, 10, 1, 0, 0, 0, vs_best
-        )
-
-    best = point(3, 120.0, VersusBest(1.0, 1.0, 1.0, 12))
-    beaten = point(2, 120.0, VersusBest(0.90, 0.88, 0.92, 12))  # wide alone, clearly slower paired
-    close = point(1, 90.0, VersusBest(0.97, 0.94, 0.99, 12))  # narrow alone, within 5% paired
-    alone = point(4, 99.0, None)  # never beside the best: its own interval decides
+def test_equally_good_is_what_the_paired_interval_shows_not_what_it_does_not_rule_out() -> None:
+    """Issue 24: 1+1 was listed as good as 3+3 within 5% while it measured 46 against 75 M/s,
+    its paired interval [0.80, 0.99]: an interval that only reaches the line shows nothing. A
+    count never run beside the best, or beside it too few rounds, shows nothing either."""
+    best = point(3, VersusBest(1.0, 1.0, 1.0, 12), 75.3)
+    issue = point(1, VersusBest(0.90, 0.80, 0.99, 12), 46.4)
+    straddles = point(2, VersusBest(0.97, 0.94, 0.99, 24))
+    brief = point(4, VersusBest(0.99, 0.97, 1.01, 6))
+    alone = point(5, None)
+    shown = point(6, VersusBest(0.99, 0.96, 1.02, 12))
     rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
     evidence = dataclasses.replace(
-        advice.evidence(rec.evidence), tolerance=0.05, curve=(close, beaten, best, alone)
+        advice.evidence(rec.evidence),
+        tolerance=0.05,
+        curve=(issue, straddles, best, brief, alone, shown),
     )
-    assert evidence.equally_good == (close, best, alone)
+    assert evidence.equally_good == (best, shown)
+
+
+def test_more_threads_than_cpus_are_said_with_why() -> None:
+    rec, _ = run(SHAPES["epyc-2c-vm"], "blocking_3")
+    found = advice.advice(rec)
+    assert found.producers + found.consumers > 2
+    why = oversubscribed(found)
+    assert why is not None and why.startswith("more threads than CPUs: at ")
+    assert "idle" in why
+    report = ThreadsReport("t", "fp", ChannelParams(64, 0, 4, 4096, Primitive.futex), found, ())
+    assert f"- {why}" in render(report)
+    within, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
+    assert oversubscribed(advice.advice(within)) is None
+
+
+def test_the_two_cpu_answers_under_issue_5_s_physics_stay_issue_5_s() -> None:
+    """Issue 5 measured its answers on a simulator whose CPUs never idle while threads want
+    them on average (a fluid pool); under that physics the new search answers as it did."""
+    answers = {
+        "cpu_bound": (1, 1),
+        "blocking_1": (2, 2),
+        "blocking_3": (4, 4),
+        "blocking_9": (10, 10),
+        "lock_limited": (1, 1),
+        "producer_heavy": (2, 2),
+        "consumer_heavy": (1, 2),
+    }
+    for shape_name in ("epyc-2c-vm", "2c-metal"):
+        shape = SHAPES[shape_name]
+        fluid = Machine("fluid", shape, shape, multiplexed=False)
+        for w in WORKLOADS:
+            sim = SimulatedHost(shape, w, noise=0.10, seed=SEED, machine=fluid)
+            rec = recommend(shape, sim.probe(), sim.measure)
+            assert (rec.producers, rec.consumers) == answers[w.name], (shape_name, w.name)
 
 
 @pytest.mark.parametrize("workload", [w.name for w in WORKLOADS])

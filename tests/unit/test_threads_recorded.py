@@ -23,9 +23,11 @@ from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
+from hspc_gen.search.threads import session
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
+from hspc_gen.search.threads.pace import Pace
 from hspc_gen.search.threads.recorded import (
     Budget,
     NotRecordedError,
@@ -49,24 +51,35 @@ class Harness:
 
     def __init__(self, short: bool = False) -> None:
         self.calls: list[int] = []
+        self.events: list[dict[Config, int]] = []
         self.short = short
 
     def __call__(
-        self, configs: Sequence[Config], rounds: int, call: int
+        self, configs: Sequence[Config], rounds: int, call: int, events: Mapping[Config, int]
     ) -> Mapping[Config, Sequence[ThreadSample]]:
         self.calls.append(call)
+        self.events.append(dict(events))
         made = rounds - 1 if self.short else rounds
-        return {c: [self.sample(c, r, call) for r in range(made)] for c in configs}
+        return {c: [self.sample(c, r, call, events[c]) for r in range(made)] for c in configs}
 
     @staticmethod
-    def sample(config: Config, rnd: int, call: int) -> ThreadSample:
-        wall = 1e6 * (1 + 0.1 * rnd + 0.01 * call) / config.producers
-        sample = Sample(f"t{config.producers}", rnd, 10_000, wall, wall, wall / 2, 1, 0, 2, True)
+    def sample(config: Config, rnd: int, call: int, events: int) -> ThreadSample:
+        moved = events * config.producers
+        wall = 100.0 * moved * (1 + 0.1 * rnd + 0.01 * call) / config.producers
+        sample = Sample(f"t{config.producers}", rnd, moved, wall, wall, wall / 2, 1, 0, 2, True)
         return ThreadSample(sample, voluntary_switches=3 + rnd, wait_ns=wall / 5)
 
 
-def measure(store: RecordStore, harness: Harness | None) -> RecordedMeasure:
-    return RecordedMeasure(store, KEY, "threads", 10_000, seed=5, run=harness)
+def measure(
+    store: RecordStore, harness: Harness | None, budget: Budget | None = None
+) -> RecordedMeasure:
+    spent = budget or Budget()
+    return RecordedMeasure(store, KEY, "threads", pace(), seed=5, run=harness, budget=spent)
+
+
+def pace() -> Pace:
+    """Sized as if a pair moved 10k events/s (200 in 20 ms); Harness then shows 10 M/s."""
+    return Pace(200, 0.02, pair_rate=1e4, saturation=4.0, min_events=50, max_events=10**6)
 
 
 def test_calls_are_recorded_and_a_replay_sees_exactly_what_the_cold_run_saw(
@@ -76,6 +89,10 @@ def test_calls_are_recorded_and_a_replay_sees_exactly_what_the_cold_run_saw(
     cold = measure(RecordStore(tmp_path, "fp"), harness)
     first, second = cold(CONFIGS, 4), cold(CONFIGS[:1], 3)
     assert harness.calls == [0, 1]
+    # The first call sized from the cost model (a pair's events per producer up to the CPUs'
+    # saturation), the second from what the first measured.
+    assert harness.events[0] == {CONFIGS[0]: 200, CONFIGS[1]: 200}
+    assert harness.events[1] != harness.events[0]
     warm = measure(RecordStore(tmp_path, "fp"), None)  # a replay: nothing may be measured
     assert warm(CONFIGS, 4) == first and warm(CONFIGS[:1], 3) == second
     (sample, *_) = first[CONFIGS[1]]
@@ -130,18 +147,14 @@ def test_a_search_whose_build_does_not_fit_is_cut_and_the_same_command_stops_the
 def test_a_call_past_the_budget_is_cut_recorded_and_replayed_as_cut(tmp_path: Path) -> None:
     harness = Harness()
     budget = Budget(deadline=time.monotonic() + 60, run="measure:120s")
-    cold = RecordedMeasure(
-        RecordStore(tmp_path, "fp"), KEY, "threads", 10_000, seed=5, run=harness, budget=budget
-    )
+    cold = measure(RecordStore(tmp_path, "fp"), harness, budget)
     cold(CONFIGS, 4)  # fits: measured
     spent = dataclasses.replace(budget, deadline=time.monotonic())
     cold.budget = spent
     with pytest.raises(BudgetSpentError):
         cold(CONFIGS, 4)
     assert harness.calls == [0]
-    warm = RecordedMeasure(
-        RecordStore(tmp_path, "fp"), KEY, "threads", 10_000, seed=5, run=None, budget=budget
-    )
+    warm = measure(RecordStore(tmp_path, "fp"), None, budget)
     warm(CONFIGS, 4)
     with pytest.raises(BudgetSpentError):  # the same command stops where the first run did
         warm(CONFIGS, 4)
@@ -170,3 +183,15 @@ def test_an_error_of_the_tools_own_in_the_thread_step_is_a_failure_the_run_repor
     assert said is not None and said.startswith("the thread search failed (crashed: ")
     budget = ThreadFailure(Status.skipped, BUDGET_SPENT)  # the budget is not a failure
     assert outcome.threads_unmet(TuneResult(run, CHANNEL, None, budget)) is None
+
+
+def test_the_pair_s_sleep_beyond_its_cpu_time_is_read_from_its_least_disturbed_sample() -> None:
+    """Blocking work shows as wall time the slower side spent off its CPU; a sample stretched
+    by noise shows more of it, so the least stretched one says how much."""
+
+    def pair(round_: int, wall: float) -> ThreadSample:
+        return ThreadSample(Sample("t1", round_, 1000, wall, 1e6, 2e5, 0, 0, 0, True), 0, 0.0)
+
+    cost = session._cost([pair(0, 3.3e6), pair(1, 3.0e6), pair(2, 4.5e6)])
+    assert cost.wait_ratio == pytest.approx(2.0)  # 3 us of wall for 1 us of the producer's CPU
+    assert session._cost([pair(0, 0.9e6)]).wait_ratio == 0.0  # never below nothing

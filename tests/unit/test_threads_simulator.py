@@ -1,5 +1,5 @@
 """hspc_gen.search.threads.simulator: the workload matrix, noise as the docstring promises, OS
-metrics, ground truth, and determinism for a seed."""
+metrics, ground truth, determinism for a seed, events per producer and the simulated clock."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ import pytest
 
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab
+from hspc_gen.search.threads.sim_hosts import MACHINES
 from hspc_gen.search.threads.sim_model import SimWorkload
-from hspc_gen.search.threads.simulator import WORKLOADS, SimulatedHost, count_grid
+from hspc_gen.search.threads.simulator import (
+    MANY_CORE_WORKLOADS,
+    WORKLOADS,
+    SimulatedHost,
+    count_grid,
+)
 
 CPU_BOUND = SimWorkload("flat", 200.0, 200.0, sigma=0.0, kappa=0.0, handoff_ns=0.0)
 SMT_8 = TopologyShape.uniform(cores_per_package=4, threads_per_core=2)
@@ -29,6 +35,12 @@ def test_the_workload_matrix_is_the_issues() -> None:
         "producer_heavy",
         "consumer_heavy",
     ]
+
+
+def test_the_many_core_matrix_adds_the_two_ways_a_waiting_side_waits() -> None:
+    extra = {w.name: w for w in MANY_CORE_WORKLOADS[len(WORKLOADS) :]}
+    assert set(extra) == {"sleeping_consumer", "spinning_consumer"}
+    assert extra["sleeping_consumer"].spin == 0.0 and extra["spinning_consumer"].spin == 1.0
 
 
 def test_count_grid_lists_whole_groups_up_to_the_limit() -> None:
@@ -49,6 +61,51 @@ def test_measure_is_deterministic_for_a_seed_and_differs_across_seeds() -> None:
     assert walls(1) == walls(1)
     assert walls(1) != walls(2)
     assert walls(1)[:3] != walls(1)[6:9]  # a second call draws fresh noise
+
+
+def test_a_run_moves_its_events_per_producer_and_the_clock_counts_what_it_took() -> None:
+    """The harness's Run: a sample of P producers moves P x its events, and lasts as long as
+    its throughput says; the clock adds each sample, its set-up and the call's start."""
+    sim = SimulatedHost(SMT_8, WORKLOADS[0], noise=0.0, seed=1)
+    one, four = Config(1, 1), Config(4, 4)
+    out = sim.run([one, four], 2, 0, {one: 10_000, four: 10_000})
+    assert [s.sample.events for s in out[four]] == [40_000, 40_000]
+    walls = {c: out[c][0].sample.wall_ns for c in (one, four)}
+    for c in (one, four):
+        assert walls[c] == pytest.approx(c.producers * 10_000 / sim.true_throughput(c) * 1e9)
+    timed = 2 * (walls[one] + walls[four]) / 1e9
+    assert timed < sim.clock() < timed + 0.2  # set-up and the call's start
+    before = sim.clock()
+    sim.measure([one], 1)
+    assert sim.clock() > before
+
+
+def test_unpinned_samples_on_two_sockets_vary_with_where_the_partners_sat() -> None:
+    """Pairing cancels the round's shared noise but not the draw of where the OS put each
+    sample's threads: a chatty pair on two sockets varies more than on one."""
+    chatty = SimWorkload("chatty", 20.0, 20.0, sigma=0.0, kappa=0.0, handoff_ns=10.0)
+    one_socket = TopologyShape.uniform(cores_per_package=16, threads_per_core=2)
+
+    def spread(shape: TopologyShape) -> float:
+        lab = Lab(SimulatedHost(shape, chatty, noise=0.02, seed=4).measure)
+        a, b = Config(1, 1), Config(1, 1).copy(1)
+        lab.run([a, b], 60)
+        rel = lab.compare(b, a)
+        return rel.high / rel.low - 1.0  # the interval's width
+
+    assert spread(TWO_SOCKETS) > 5 * spread(one_socket)
+
+
+def test_a_guest_s_probe_sees_the_cost_its_cpus_give() -> None:
+    """The probe reads a pair's costs as the harness does (CPU time per event per side, the
+    sleep beyond it), so a blocking pair shows its wait ratio and a spinning consumer its CPU."""
+    guest = next(m for m in MACHINES if m.hidden_smt)
+    by_name = {w.name: w for w in MANY_CORE_WORKLOADS}
+    blocking = SimulatedHost(guest.shape, by_name["blocking_3"], seed=2, machine=guest).probe()
+    assert blocking.wait_ratio == pytest.approx(3.0, rel=0.15)
+    spins = SimulatedHost(guest.shape, by_name["spinning_consumer"], seed=2, machine=guest)
+    sleeps = SimulatedHost(guest.shape, by_name["sleeping_consumer"], seed=2, machine=guest)
+    assert spins.probe().consumer_ns > 2 * sleeps.probe().consumer_ns
 
 
 def test_noise_is_mostly_shared_within_a_round_with_a_heavy_tail() -> None:

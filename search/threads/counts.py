@@ -1,0 +1,106 @@
+"""How many threads: the coarse grid, the peak, the knee, and the answer (plan.py sizes each).
+
+Every count of the coarse grid (all axes: consumer ratios rounded up and down) runs in the same
+rounds, a pilot round first so that later samples are sized from what it measured. The leader
+(highest median) starts the peak's refinement on its axis; then each axis's knee is refined
+against the best. The answer is the good count with the fewest threads (knee.py). Counts with
+more threads than CPUs take part only when the coarse grid showed idle CPU time that they could
+fill (guards.py). The search ends by its own rule when the plan's levels are done or nothing is
+left to try between whole counts; when the budget ends a call (BudgetSpentError), it answers by
+the same rule from what it measured and says so (BUDGET).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hspc_gen.search.threads.axis import Axis
+from hspc_gen.search.threads.guards import oversubscription
+from hspc_gen.search.threads.knee import challenger, leader, smallest_good, top
+from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
+from hspc_gen.search.threads.pace import SAMPLE_OVERHEAD
+from hspc_gen.search.threads.plan import PILOT_ROUNDS, Plan, Planner, coarse_counts
+from hspc_gen.search.threads.refine import Allowed, on_axis, refine_knee, refine_peak, settle
+
+TOLERANCE = 0.03
+VM_TOLERANCE = 0.04
+"""The fewest threads shown within this share of the best are recommended. A VM's noise widens
+the intervals, so its line lies a point further; not more, for the best measured count may itself
+lie a point below the true peak, and the answer must stay within 5% of that."""
+BUDGET = "budget"
+"""The termination of a search the budget stopped: its answer is the best count measured."""
+
+
+@dataclass(frozen=True)
+class Host:
+    """What the count search needs of the host: its CPUs (oversubscription means more threads
+    than these), the CPUs it may keep busy (the quota caps them), whether it is a VM."""
+
+    cpus: int
+    usable: float
+    virtual: bool
+
+
+@dataclass(frozen=True)
+class CountResult:
+    chosen: Config
+    best: Config
+    termination: str
+    tolerance: float
+    plan: Plan
+    oversubscription: str | None = None  # why counts past the CPUs were searched; None: not
+
+
+def search_count(lab: Lab, axes: Sequence[Axis], planner: Planner, host: Host) -> CountResult:
+    """The recommended counts, and why the search stopped."""
+    tolerance = VM_TOLERANCE if host.virtual else TOLERANCE
+    if all(axis.low == axis.high for axis in axes):
+        fixed = axes[0].config(axes[0].low)
+        return CountResult(fixed, fixed, "fixed", tolerance, planner.plan([fixed], fixed, 0, 0.0))
+    coarse = sorted({axis.config(n) for axis in axes for n in coarse_counts(axis, host.cpus)})
+    lab.run(coarse, PILOT_ROUNDS)  # nothing measured if it is cut: the estimated advice stays
+    pilot = sum(s.wall_ns for c in coarse for s in lab.samples(c)) / 1e9 * SAMPLE_OVERHEAD
+    plan = planner.plan(coarse, leader(lab, coarse), len(axes), pilot)
+    with contextlib.suppress(BudgetSpentError):  # the refinement is then left out
+        lab.run(coarse, plan.coarse_rounds - PILOT_ROUNDS)
+    why = oversubscription(lab.curve(), host.cpus, host.usable)
+
+    fits = max(host.cpus, min(c.threads for c in coarse))  # the fewest are never too many
+
+    def allowed(c: Config) -> bool:
+        return c.threads <= fits or why is not None
+
+    best = leader(lab, [c for c in coarse if allowed(c)])
+    termination = BUDGET
+    try:
+        if lab.rounds >= plan.coarse_rounds:
+            best, termination = _refine(lab, axes, best, plan, tolerance=tolerance, allowed=allowed)
+    except BudgetSpentError:
+        pass
+    chosen = smallest_good(lab, best, tolerance, allowed)
+    return CountResult(chosen, best, termination, tolerance, plan, why)
+
+
+def _refine(
+    lab: Lab,
+    axes: Sequence[Axis],
+    best: Config,
+    plan: Plan,
+    *,
+    tolerance: float,
+    allowed: Allowed,
+) -> tuple[Config, str]:
+    axis = next(a for a in axes if on_axis(a, best))
+    best = refine_peak(lab, axis, best, plan, allowed)
+    for each in axes:
+        refine_knee(lab, each, best, plan, line=1.0 - tolerance, allowed=allowed)
+    best = top(lab, best)
+    answer, rival = smallest_good(lab, best, tolerance, allowed), challenger(lab, best)
+    settle(lab, best, plan, answer=answer, line=1.0 - tolerance, rival=rival)
+    best = top(lab, best)  # the rival, if the settling rounds show it better
+    axis = next(a for a in axes if on_axis(a, best))
+    if axis.count(best) == axis.high:
+        return best, "max_threads"
+    return best, "peak" if smallest_good(lab, best, tolerance, allowed) == best else "knee"
