@@ -21,7 +21,8 @@ from hspc_gen.errors import UserError
 from hspc_gen.host import LIVE_SYSFS, Host, read_host
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.search.store import locked
-from hspc_gen.topology import classify, matrix_text, read_matrix
+from hspc_gen.topology import classify
+from hspc_gen.topology_text import matrix_text, read_matrix
 
 MATRIX_BESIDE_TREE = "matrix.json"
 

@@ -14,15 +14,12 @@ class for a search to race; `read_matrix(path)` a recorded matrix file.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from hspc_gen.errors import UserError
 from hspc_gen.host import Host
 from hspc_gen.model.topology import (
     RELATIONS,
@@ -351,29 +348,43 @@ def measured_kind(classes: Sequence[LatencyClass], sysfs_kind: tuple[str, ...]) 
     return tuple(sorted(k for k, present in kinds.items() if present))
 
 
-def representative_pairs(topology: Topology) -> tuple[RepresentativePair, ...]:
-    """One (producer_cpu, consumer_cpu) per measured class, fastest class first: the pair whose
-    round trip is nearest the class's median (the lower CPUs on a tie), the producer on the
-    lower CPU. Racing these places a channel once in each way the host can place it."""
-    return tuple(
-        RepresentativePair(c.name, *c.representative, c.round_trip_ns) for c in topology.classes
-    )
+def representative_pairs(
+    topology: Topology, classes: Sequence[LatencyClass] | None = None
+) -> tuple[RepresentativePair, ...]:
+    """One (producer_cpu, consumer_cpu) per measured class (of `classes`, all by default),
+    fastest class first: the pair whose round trip is nearest the class's median (the lower CPUs
+    on a tie), the producer on the lower CPU. Racing these places a channel once in each way
+    the host can place it."""
+    chosen = topology.classes if classes is None else classes
+    return tuple(RepresentativePair(c.name, *c.representative, c.round_trip_ns) for c in chosen)
 
 
-def matrix_text(matrix: Matrix) -> str:
-    """A matrix document as a recorded file holds it: one pair to a line, keys sorted."""
-    document = matrix.to_dict()
-    rows = document.pop("pairs")
-    lines = [f" {json.dumps(key)}: {json.dumps(document[key])}," for key in sorted(document)]
-    pairs = ",\n".join(f"  {json.dumps(row)}" for row in rows)
-    return "{\n" + "\n".join(lines) + f'\n "pairs": [\n{pairs}\n ]\n}}\n'
+def moved_pairs(topology: Topology) -> frozenset[tuple[int, int]]:
+    """The pairs seen to move when measured again: the host moves its CPUs about."""
+    found = (d.pairs for d in topology.disagreements if d.kind is DisagreementKind.moved)
+    return frozenset(pair for pairs in found for pair in pairs)
 
 
-def read_matrix(path: Path) -> Matrix:
-    """A recorded matrix file (what `hspc-gen host --save-matrix` writes)."""
-    try:
-        return Matrix.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except OSError as err:
-        raise UserError(f"cannot read the matrix {path}: {err.strerror or err}") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise UserError(f"{path} is not a recorded topology matrix: {err}") from None
+def lasting_classes(topology: Topology) -> tuple[LatencyClass, ...]:
+    """The classes a placement can rest on: the largest (where a pair most likely stays), and
+    each other that sysfs explains or that reaches every CPU measured (a host's structure is
+    the same around each CPU: hidden SMT siblings pair every CPU, a split L3 splits all of
+    them), unless a pair of it moved when measured again. A class of a few pairs that sysfs
+    does not explain is one moment of a guest whose vCPUs move on the physical machine: a
+    16-vCPU guest measured four times had 1 to 4 pairs at 64 ns, different ones each time,
+    among 116 to 120 at about 206 ns."""
+    if not topology.classes:
+        return ()
+    moved, largest = moved_pairs(topology), typical_class(topology)
+    cpus = set(topology.matrix.cpus)
+
+    def lasts(c: LatencyClass) -> bool:
+        reaches = {cpu for pair in c.pairs for cpu in pair} == cpus
+        return c is largest or ((c.agrees or reaches) and not moved & set(c.pairs))
+
+    return tuple(c for c in topology.classes if lasts(c))
+
+
+def typical_class(topology: Topology) -> LatencyClass:
+    """The class most pairs measure in (the faster of two as large)."""
+    return max(topology.classes, key=lambda c: (len(c.pairs), -c.round_trip_ns))

@@ -3,9 +3,12 @@ the `topology` of the result's host): the classes, where they disagree with sysf
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
+from hspc_gen.errors import UserError
 from hspc_gen.model.topology import Matrix, Topology, TopologyOutcome, TopologyStatus
 
 MAX_TABLE_CPUS = 32  # beyond, a matrix row does not fit a terminal: the classes summarise it
@@ -140,3 +143,22 @@ def _class_json(topology: Topology, index: int) -> dict[str, Any]:
         "confirmed": c.confirmed,
         "pairs": [list(p) for p in c.pairs],
     }
+
+
+def matrix_text(matrix: Matrix) -> str:
+    """A matrix document as a recorded file holds it: one pair to a line, keys sorted."""
+    document = matrix.to_dict()
+    rows = document.pop("pairs")
+    lines = [f" {json.dumps(key)}: {json.dumps(document[key])}," for key in sorted(document)]
+    pairs = ",\n".join(f"  {json.dumps(row)}" for row in rows)
+    return "{\n" + "\n".join(lines) + f'\n "pairs": [\n{pairs}\n ]\n}}\n'
+
+
+def read_matrix(path: Path) -> Matrix:
+    """A recorded matrix file (what `hspc-gen host --save-matrix` writes)."""
+    try:
+        return Matrix.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as err:
+        raise UserError(f"cannot read the matrix {path}: {err.strerror or err}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise UserError(f"{path} is not a recorded topology matrix: {err}") from None

@@ -42,7 +42,7 @@ from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
 from hspc_gen.target import Target, Workload
-from hspc_gen.topology import representative_pairs
+from hspc_gen.topology import lasting_classes, moved_pairs, representative_pairs, typical_class
 from hspc_gen.topology_text import topology_json
 
 CONFIRM_SHARE = (
@@ -90,10 +90,12 @@ def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
 def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
     """What the space needs of the host; with its measured classes, when it was measured."""
     measured = topology.topology if topology is not None else None
-    classes = tuple(
-        (pair.name, pair.producer_cpu, pair.consumer_cpu)
-        for pair in (representative_pairs(measured) if measured is not None else ())
-    )
+    lasting = lasting_classes(measured) if measured else ()
+    placed = representative_pairs(measured, lasting) if measured else ()
+    classes = tuple((pair.name, pair.producer_cpu, pair.consumer_cpu) for pair in placed)
+    typical = None
+    if measured is not None and (lasting != measured.classes or moved_pairs(measured)):
+        typical = typical_class(measured).representative  # the host moves its CPUs about
     pairs = {
         tuple(sorted(host.siblings(cpu)))
         for cpu in host.allowed_cpus
@@ -110,6 +112,7 @@ def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape
         l2_bytes=host.l2_bytes_per_core(),
         huge_pages=host.huge_pages in {"always", "madvise"},
         class_pairs=classes,
+        typical_pair=typical,
     )
 
 

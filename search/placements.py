@@ -29,6 +29,10 @@ class HostShape:
     """One (class, producer_cpu, consumer_cpu) per measured class of CPU pairs, fastest first
     (generator.topology.representative_pairs); empty when the host was not measured."""
 
+    typical_pair: tuple[int, int] | None = None
+    """On a host that moves its CPUs about (measured), the representative of the class most
+    pairs measure in: where the search measures, since a rarer class may be gone next time."""
+
     def class_of(self, producer_cpu: int, consumer_cpu: int) -> str | None:
         """The measured class a pinned placement represents, if it is one of class_pairs."""
         pair = {producer_cpu, consumer_cpu}

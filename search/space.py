@@ -282,14 +282,18 @@ class Space:
         """Where the search measures its candidates while placement is not the question: the
         first pinned placement that is not two SMT siblings (two cores sharing a cache, the
         paper's CMP placement), so every candidate of a step runs on the same two CPUs rather
-        than wherever the scheduler puts it that sample. Unpinned when pinning is not allowed
-        or there is no such pair."""
+        than wherever the scheduler puts it that sample; on a host that moves its CPUs about,
+        the typical pair (HostShape.typical_pair). Unpinned when pinning is not allowed or
+        there is no such pair."""
 
         def siblings(pair: tuple[int, int]) -> bool:
             declared = frozenset(pair) in {frozenset(p) for p in self.host.sibling_pairs}
             return declared or self.host.class_of(*pair) == SIBLING_CLASS
 
         pinned = [p for p in self.placements if p != UNPINNED_CPUS and not siblings(p)]
+        typical = self.host.typical_pair
+        if typical is not None and typical in pinned:  # a host that moves its CPUs
+            return typical
         return pinned[0] if pinned else UNPINNED_CPUS
 
     def placement_name(self, params: ChannelParams) -> str:

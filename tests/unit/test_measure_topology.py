@@ -25,8 +25,9 @@ from hspc_gen.search.measure import program
 from hspc_gen.search.measure import topology as probe
 from hspc_gen.search.records import MatrixRecord
 from hspc_gen.search.store import RecordStore
-from hspc_gen.topology import Relations, classify, moved, read_matrix
+from hspc_gen.topology import Relations, classify, moved
 from hspc_gen.topology_plan import SecondRound
+from hspc_gen.topology_text import read_matrix
 
 CPUS = sorted(os.sched_getaffinity(0))
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"

@@ -12,8 +12,8 @@ from hspc_gen.model.result import Confirmed, Failure, RunInfo, SearchResult, Ste
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.reports.summary import render
-from hspc_gen.topology import classify, read_matrix
-from hspc_gen.topology_text import topology_json
+from hspc_gen.topology import classify
+from hspc_gen.topology_text import read_matrix, topology_json
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 WINNER = ChannelParams(64, 0, 4, 4096, Primitive.futex)

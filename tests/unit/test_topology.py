@@ -15,6 +15,7 @@ from hspc_gen import wiring
 from hspc_gen.errors import UserError
 from hspc_gen.host import Host, read_host
 from hspc_gen.model.topology import (
+    Disagreement,
     DisagreementKind,
     Matrix,
     PairTiming,
@@ -30,11 +31,13 @@ from hspc_gen.topology import (
     Relations,
     classify,
     cluster,
-    matrix_text,
+    lasting_classes,
     measured_kind,
-    read_matrix,
+    moved_pairs,
     representative_pairs,
+    typical_class,
 )
+from hspc_gen.topology_text import matrix_text, read_matrix
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 
@@ -292,3 +295,37 @@ def test_stage_two_races_one_placement_per_measured_class() -> None:
     assert measured.measurement_pair() == (shared.producer_cpu, shared.consumer_cpu)
     sysfs_only = wiring.space_for(target, host, {})
     assert len(sysfs_only.placements) == 2 and sysfs_only.placements[0] == (-1, -1)
+
+
+def test_a_moment_of_a_guest_that_moves_its_cpus_is_not_a_placement() -> None:
+    """The 16-vCPU guest, measured four times: its few 64 ns pairs are other pairs each time
+    (sysfs does not explain them, they reach few CPUs), so only the class most pairs measure in
+    is placed on, and the search measures on its typical pair; a class sysfs does not explain
+    but that reaches every CPU (hidden siblings, a split L3) lasts, unless a pair of it moved."""
+    target = Target.model_validate({"name": "t", "event": {"size": 8}})
+    host = host_of("xeon-16c-vm")
+    fast = set()
+    for run in ("matrix-run1.json", "matrix-run2.json", "matrix-run3.json"):
+        topology = recorded("xeon-16c-vm", run)
+        assert names(topology) == ["shared_l2", "shared_l3"]
+        fast |= set(topology.classes[0].pairs)
+        assert [c.name for c in lasting_classes(topology)] == ["shared_l3"]
+        outcome = TopologyOutcome(TopologyStatus.recorded, topology)
+        space = wiring.space_for(target, host, {}, topology=outcome)
+        typical = typical_class(topology).representative
+        assert space.placements == ((-1, -1), typical)
+        assert space.measurement_pair() == typical
+    assert len(fast) >= 5  # a different fast pair or two each time
+    hidden = recorded("vm-16c", "matrix-hidden-smt.json")
+    assert lasting_classes(hidden) == hidden.classes
+    assert lasting_classes(recorded("vm-16c", "matrix-split-l3.json"))[1].name == "other_l3"
+    siblings = hidden.classes[0]
+    move = Disagreement(
+        DisagreementKind.moved, "shared_l3", "smt_sibling", siblings.pairs[:1], 1, "moved"
+    )
+    shaken = dataclasses.replace(hidden, disagreements=(*hidden.disagreements, move))
+    assert [c.name for c in lasting_classes(shaken)] == ["shared_l3"]
+    assert moved_pairs(shaken) == {siblings.pairs[0]}
+    steady = wiring.space_for(target, host_of("vm-16c"), {}, topology=TopologyOutcome(
+        TopologyStatus.recorded, hidden))  # fmt: skip
+    assert steady.measurement_pair() == hidden.classes[1].representative  # not siblings

@@ -14,8 +14,8 @@ from hspc_gen.model.topology import (
     TopologyOutcome,
     TopologyStatus,
 )
-from hspc_gen.topology import classify, read_matrix
-from hspc_gen.topology_text import MAX_TABLE_CPUS, describe_topology, topology_json
+from hspc_gen.topology import classify
+from hspc_gen.topology_text import MAX_TABLE_CPUS, describe_topology, read_matrix, topology_json
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 
