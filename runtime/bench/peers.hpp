@@ -54,10 +54,11 @@ namespace hspc_peers {
 
 using hspc_bench::wait_until_true;
 
-// Each side's private batch of a bulk peer, on its own lines, away from the other side's.
+// Each side's private batch of a bulk peer, on its own lines, away from the other side's; zeroed,
+// so pre-faulted before the clock starts.
 template <class E, std::size_t N>
 struct alignas(128) Batch {
-  E events[N];
+  E events[N]{};
   std::size_t fill = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <type_traits>
 
@@ -22,6 +23,18 @@ struct CounterStart {
 };
 
 constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
+
+// Copies a run of n events (push(ptr, n), pop(ptr, n)) with the C library's memcpy, whose
+// routine suits this CPU (chosen as the program loads). The byte count passes through an empty
+// asm so that the compiler sees no bound on it: given one (pop(out, 256) inlined with its
+// constant), GCC expands the copy in place as `rep movsq`, which cost runs of 256 8-byte events
+// 10-20% of their speed on a Zen 4 host.
+template <class T>
+void copy_run(T* to, const T* from, std::size_t n) noexcept {
+  std::size_t bytes = n * sizeof(T);
+  __asm__("" : "+r"(bytes));
+  std::memcpy(static_cast<void*>(to), from, bytes);
+}
 
 // SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
 // the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and

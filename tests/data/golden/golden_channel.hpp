@@ -893,6 +893,18 @@ struct CounterStart {
 
 constexpr std::size_t kPageBytes = 4096;  // the smallest page size: touching more is harmless
 
+// Copies a run of n events (push(ptr, n), pop(ptr, n)) with the C library's memcpy, whose
+// routine suits this CPU (chosen as the program loads). The byte count passes through an empty
+// asm so that the compiler sees no bound on it: given one (pop(out, 256) inlined with its
+// constant), GCC expands the copy in place as `rep movsq`, which cost runs of 256 8-byte events
+// 10-20% of their speed on a Zen 4 host.
+template <class T>
+void copy_run(T* to, const T* from, std::size_t n) noexcept {
+  std::size_t bytes = n * sizeof(T);
+  __asm__("" : "+r"(bytes));
+  std::memcpy(static_cast<void*>(to), from, bytes);
+}
+
 // SlotRing: a BasicChannel's one heap block and its per-buffer hand-off (BasicChannel documents
 // the contract and the layout). It owns the Buffers slots, the shared counters, the cursors and
 // the two waiters, and holds the producer's and the consumer's steps that take, hand over and
@@ -1230,7 +1242,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     return true;
   }
 
-  // Appends n events at once, copied as bytes slot by slot (the fair peer of a ring's bulk
+  // Appends n events at once, each slot's share in one memcpy (the fair peer of a ring's bulk
   // push); hands each slot over as it fills. Blocks while every slot is in use.
   void push(const T* events, std::size_t n) {
     Producer& p = producer();
@@ -1238,7 +1250,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
       if (p.fill == 0) take_slot_after_check();
       const std::size_t room = kEventsPerBuffer - p.fill;
       const std::size_t take = n < room ? n : room;
-      std::memcpy(static_cast<void*>(p.events + p.fill), events, take * sizeof(T));
+      detail::copy_run(p.events + p.fill, events, take);
       p.fill += static_cast<std::uint32_t>(take);
       events += take;
       n -= take;
@@ -1293,7 +1305,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     detail::ConsumerCursor<T>& c = consumer();
     const std::size_t left = c.count - c.read;
     const std::size_t n = left < max_events ? left : max_events;
-    std::memcpy(static_cast<void*>(out), c.events + c.read, n * sizeof(T));
+    detail::copy_run(out, c.events + c.read, n);
     c.read += static_cast<std::uint32_t>(n);
     if (c.read == c.count) release_slot();
     return n;
