@@ -10,26 +10,16 @@
 #include <utility>
 #include <vector>
 
+#include "bench/cpus.hpp"
 #include "bench/register.hpp"
 #include "bench/sides.hpp"
 
 namespace hspc_programs {
 
+using hspc_bench::allowed_cpus;
 using hspc_bench::Context;
 using hspc_bench::Sample;
 using hspc_bench::Workload;
-
-// The CPUs this process may use, in order.
-inline std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
 
 // The placements the programs use: two distinct CPUs (the last two allowed, away from CPU 0 where
 // interrupts usually land), and one CPU for both threads (the hand-off test).

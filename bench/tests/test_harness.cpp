@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/baselines.hpp"
+#include "bench/cpus.hpp"
 #include "bench/sample.hpp"
 #include "bench/stack_offset.hpp"
 #include "bench/variant.hpp"
@@ -30,17 +31,6 @@ hb::Workload workload(std::uint64_t events) {
   hb::Workload w;
   w.events = events;
   return w;
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  sched_getaffinity(0, sizeof(set), &set);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 bool same_mask(pid_t tid, const cpu_set_t& want) {
@@ -180,7 +170,7 @@ void wrong_answers_are_reported(hb::Context& ctx) {
 
 // One persistent consumer thread for every sample; pins undone on both threads afterwards.
 void threads_and_pinning(hb::Context& ctx) {
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = hb::allowed_cpus();
   cpu_set_t before;
   CPU_ZERO(&before);
   sched_getaffinity(0, sizeof(before), &before);

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench/cpus.hpp"
 #include "bench/pairs.hpp"
 #include "bench/stack_offset.hpp"
 #include "bench/variant.hpp"
@@ -31,17 +32,6 @@ hb::Workload workload(std::uint64_t events) {
   hb::Workload w;
   w.events = events;
   return w;
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  sched_getaffinity(0, sizeof(set), &set);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 void check_sample(const hb::Sample& s, std::uint64_t events, const char* what) {
@@ -215,7 +205,7 @@ void record_threads(hb::Context& ctx, const hb::Workload& w, std::size_t produce
       hb::detail::many_sided<hb::DirectLaunch>(w, ctx, producers, consumers, [&](std::size_t i) {
         const std::lock_guard<std::mutex> lock(seen.mutex);
         seen.tids[i] = hb::current_tid();
-        seen.masks[i] = allowed_cpus();
+        seen.masks[i] = hb::allowed_cpus();
         return hb::detail::ThreadEnd{};
       });
   BENCH_CHECK(s.verified && s.wall_ns > 0);
@@ -224,7 +214,7 @@ void record_threads(hb::Context& ctx, const hb::Workload& w, std::size_t produce
 // cpus= pins thread i (producers first) to cpus[i] for the sample only; the same persistent
 // threads run every sample; producer 0 is the benchmark thread and consumer 0 the usual worker.
 void threads_and_pinning(hb::Context& ctx) {
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = hb::allowed_cpus();
   hb::Workload w = workload(1);
   w.cpus = {cpus.back(), cpus.front(), cpus.front(), cpus.back(), cpus.back()};
   Seen first;
@@ -234,7 +224,7 @@ void threads_and_pinning(hb::Context& ctx) {
   }
   BENCH_CHECK(first.tids[0] == hb::current_tid());
   BENCH_CHECK(std::set<long>(first.tids.begin(), first.tids.end()).size() == 5);
-  BENCH_CHECK(allowed_cpus() == cpus);
+  BENCH_CHECK(hb::allowed_cpus() == cpus);
   const std::size_t pool = hb::extra_workers().size();
   BENCH_CHECK(pool >= 3);
   w.cpus.clear();

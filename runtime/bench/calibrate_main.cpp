@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/cpus.hpp"
 #include "hspc/affinity.hpp"
 #include "hspc/futex.hpp"
 
@@ -37,17 +38,6 @@ constexpr auto kAsleep = std::chrono::microseconds(200);  // the sleeper is in t
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
       .count();
-}
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
 }
 
 // Sleeps while word == value.
@@ -130,7 +120,7 @@ int main(int argc, char** argv) {
     }
     samples = static_cast<std::uint32_t>(n);
   }
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = hspc_bench::allowed_cpus();
   if (cpus.empty()) {
     std::fprintf(stderr, "calibrate: the kernel did not say which CPUs this process may use\n");
     return 1;

@@ -33,6 +33,8 @@
 #include <utility>
 #include <vector>
 
+#include "bench/cpus.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -175,17 +177,6 @@ PairResult measure_pair(int a, int b, const Options& o, std::uint64_t* block) {
   return out;
 }
 
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  return cpus;
-}
-
 bool parse_number(const char* text, unsigned long low, unsigned long high, unsigned long& out) {
   char* end = nullptr;
   out = std::strtoul(text, &end, 10);
@@ -273,7 +264,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::vector<int> cpus = allowed_cpus();
+  const std::vector<int> cpus = hspc_bench::allowed_cpus();
   if (o.all_pairs) {
     for (std::size_t i = 0; i < cpus.size(); ++i) {
       for (std::size_t j = i + 1; j < cpus.size(); ++j) o.pairs.emplace_back(cpus[i], cpus[j]);

@@ -24,7 +24,7 @@ from hspc_gen.search.measure.program import ProgramError
 SAMPLES = 101
 RUN_TIMEOUT_SECONDS = 30.0
 FOLDER = program.FOLDER  # under the cache folder: the program, and one file per host fingerprint
-HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp")
+HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp", "bench/cpus.hpp")
 RECORD_PREFIX = "timings-"
 
 

@@ -34,6 +34,7 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.topology import Relations, classify, moved
 
 PROBE = "topology_main.cpp"
+PROBE_HEADERS = ("bench/cpus.hpp",)  # what the probe includes of runtime/: its build depends on
 SAMPLES = 21  # per pair and figure: a median that ten samples taking a time slice cannot move
 ROUND_TRIPS = 200  # per round-trip sample: 10-80 us, far below a time slice
 BLOCK_BYTES = 64 << 10  # a channel buffer's size, within every core's L2
@@ -99,7 +100,7 @@ def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) ->
     if not pairs:
         return TopologyOutcome(TopologyStatus.stored, topology)
     try:
-        again = run_probe(program.built(cache_dir, compiler, PROBE), pairs)
+        again = run_probe(program.built(cache_dir, compiler, PROBE, PROBE_HEADERS), pairs)
     except ProgramError as err:
         why = f"its pairs could not be measured again to see whether they moved ({err})"
         return TopologyOutcome(TopologyStatus.stored, topology, why)
@@ -126,7 +127,7 @@ def describe_source(host: Host) -> str:
 def measured(host: Host, cache_dir: Path, compiler: str, source: str = "") -> Matrix:
     """Every pair of the allowed CPUs (or the sample, on many), then the second round; busy when
     other processes used the CPUs meanwhile. ProgramError when the probe cannot build or run."""
-    probe = program.built(cache_dir, compiler, PROBE)
+    probe = program.built(cache_dir, compiler, PROBE, PROBE_HEADERS)
     cpus = host.allowed_cpus
     # /proc/stat counts in 10 ms ticks: a measurement of a few ms is judged by a look before it.
     busy_before = load.machine_busy()[0]
