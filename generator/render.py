@@ -49,7 +49,7 @@ class Provenance:
 
     command: str
     host_summary: str
-    measured: tuple[str, ...]  # lines of measured figures; empty for --effort estimate
+    measured: tuple[str, ...]  # the measured figures, or what kTuning holds instead (emit.banner)
     tuned_on: TunedOn  # the header's kTunedOn: what `hspc-gen check` and the header compare
 
 
