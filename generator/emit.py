@@ -66,7 +66,7 @@ class HeaderWriter:
     path: Path
     target: Target
     host: Host
-    command: str
+    command: tuple[str, ...]  # the command line's words (cli_common.recorded_command)
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
     max_latency_ns: int = 0  # the channel's latency bound (0: none)
 

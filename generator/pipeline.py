@@ -76,7 +76,7 @@ class Options:
     effort: Effort
     overrides: tuple[str, ...]
     cache: Path | None
-    command: str
+    command: tuple[str, ...]  # the command line's words the header records (cli_common)
 
 
 def run(options: Options, show: Show = quiet) -> TuneResult:

@@ -69,6 +69,7 @@ RUN = RunInfo(
     tool_version="0",
 )
 ADVICE = ThreadAdvice(1, 1, 1, (-1,), (-1,), pinned=False)
+COMMAND = ("hspc-gen", "--target", "t")
 
 
 def settings(deadline: float = math.inf) -> Settings:
@@ -108,7 +109,7 @@ def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
 def written(tmp_path: Path, result: TuneResult) -> str:
     target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
     host = read_host(SYSFS / "epyc-2c-vm" / "sys")
-    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, "hspc-gen --target t", ADVICE)
+    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, COMMAND, ADVICE)
     writer.write_result(result)
     return writer.path.read_text(encoding="utf-8")
 
@@ -186,7 +187,7 @@ def test_an_estimate_run_and_the_anytime_headers_say_what_they_hold(tmp_path: Pa
     ]
     target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
     host = read_host(SYSFS / "epyc-2c-vm" / "sys")
-    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, "hspc-gen --target t", ADVICE)
+    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, COMMAND, ADVICE)
     writer.write_start(start, measuring=True)
     header = writer.path.read_text(encoding="utf-8")
     assert k_tuning(header) == start

@@ -38,7 +38,7 @@ TUNED_ON = TunedOn(
     logical_cpus=2,
 )
 PROVENANCE = Provenance(
-    command="hspc-gen --target examples/app.yaml --effort estimate",
+    command=("hspc-gen", "--target", "examples/app.yaml", "--effort", "estimate"),
     host_summary="Golden CPU; 1 package(s), 2 core(s), 2 CPU(s), CMP",
     measured=("throughput: 5e+08 events/s (95% CI 4.9e+08 to 5.1e+08, 20 rounds)",),
     tuned_on=TUNED_ON,
