@@ -193,8 +193,45 @@ def test_the_memory_bound_holds_for_the_estimate_and_set_cannot_break_it(tmp_pat
     assert f"/*buffer_bytes=*/{chosen['buffer_bytes']}," in header.replace(" ", "")
     before = listing(tmp_path)
     refused = hspc_gen("--target", "app.yaml", "--set", "buffers=64", cwd=tmp_path)
-    assert_one_clear_error(refused, "--set buffers=64", "max_buffer_memory (512 B)", "at most 8")
+    assert_one_clear_error(refused, "--set buffers=64", "max_buffer_memory (512B)", "8 buffers of")
     assert listing(tmp_path) == before
+
+
+def test_set_takes_the_units_app_yaml_takes(tmp_path: Path) -> None:
+    sets = ("--set", "spin_ns=2us", "--set", "buffer_bytes=64KiB", "--set", "padding_bytes=256B")
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", tmp_path, *sets, "--json")
+    assert done.returncode == 0, done.stderr
+    chosen = json.loads(done.stdout)["winner"]["params"]
+    assert (chosen["spin_ns"], chosen["buffer_bytes"], chosen["padding_bytes"]) == (
+        2000,
+        65536,
+        256,
+    )
+    assert "/*spin_ns=*/2000," in (tmp_path / "example_channel.hpp").read_text()
+    out = tmp_path / "refused"
+    for spin, why in (
+        ("2ms", "must be a duration between 0s and 1ms"),
+        ("2 ms", "must be a duration between 0s and 1ms"),
+        ("1.5ns", "not a whole number of nanoseconds"),
+        ("soon", "'soon' is not a duration"),
+    ):
+        refused = hspc_gen("--target", EXAMPLE, "--out", out, "--set", f"spin_ns={spin}")
+        assert_one_clear_error(refused, f"--set spin_ns={spin}: {why}")
+    assert not out.exists()
+
+
+def test_a_set_that_no_memory_bound_fits_names_the_channels_that_would(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text("name: m\nevent:\n  size: 64\n", encoding="utf-8")
+    sets = ("--set", "buffers=64", "--set", "buffer_bytes=16MiB")
+    refused = hspc_gen("--target", "app.yaml", "--effort", "estimate", *sets, cwd=tmp_path)
+    assert_one_clear_error(
+        refused,
+        "64 buffer(s) of 16MiB take 1GiB, above constraints.max_buffer_memory (4MiB)",
+        "64 buffers of 64KiB (--set buffers=64 --set buffer_bytes=64KiB)",
+        "2 buffers of 2MiB (--set buffers=2 --set buffer_bytes=2MiB)",
+    )
+    assert "at most 0" not in refused.stderr
+    assert listing(tmp_path) == ["app.yaml"]
 
 
 @pytest.mark.parametrize(
