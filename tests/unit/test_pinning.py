@@ -14,6 +14,7 @@ from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.pinning import agreeing, check_overrides, completed, partner
+from hspc_gen.render import render_header
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 CHANNEL = ChannelParams(128, 0, 4, 4096, Primitive.futex)
@@ -92,7 +93,7 @@ def test_every_set_of_the_cpus_is_completed_or_refused_by_pin_threads(
         return
     out = completed(fixed, pin, host)
     assert {k: out[k] for k in fixed} == fixed  # what was asked stays
-    pair = (out.get("producer_cpu", -1), out.get("consumer_cpu", -1))
+    pair = (int(out.get("producer_cpu", -1)), int(out.get("consumer_cpu", -1)))
     assert (min(pair) < 0) == (max(pair) < 0)  # never half pinned
 
 
@@ -109,3 +110,19 @@ def test_a_set_against_pin_threads_names_both() -> None:
         check_overrides(PinThreads.never, {"producer_cpu": 1})
     with pytest.raises(UserError, match=r"consumer_cpu=-1 leaves a thread unpinned.*always"):
         check_overrides(PinThreads.always, {"consumer_cpu": -1})
+
+
+def test_every_header_states_the_advice_as_ktuning_pins() -> None:
+    """render_header is where every header is written (the estimate, each better point, the
+    final one): given unpinned advice beside a pinned pair, it pins the advice on that pair."""
+    from test_render import spec  # noqa: PLC0415 - the golden header's spec, pinned here
+
+    golden = spec()
+    pinned = dataclasses.replace(
+        golden, params=golden.params.replace(producer_cpu=1, consumer_cpu=0)
+    )
+    text = render_header(pinned)
+    assert "inline constexpr bool kPinThreads = true;" in text
+    assert "inline constexpr int kProducerCpus[] = {1};" in text
+    assert "inline constexpr int kConsumerCpus[] = {0, 1};" in text  # 2 consumers, one each
+    assert "inline constexpr bool kPinThreads = false;" in render_header(golden)
