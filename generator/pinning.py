@@ -54,6 +54,8 @@ def completed(
     if len(pinned) != 1:
         return out
     (name,) = pinned
+    if int(fixed[name]) not in host.allowed_cpus:
+        return out  # params.check refuses it, naming the CPUs this process may use
     other = CPU_NAMES[1 - CPU_NAMES.index(name)]
     if other in fixed:  # -1: asked for outright
         raise UserError(
