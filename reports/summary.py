@@ -13,7 +13,7 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
-from hspc_gen.reports.wording import TRAIL_COLUMNS, param_value, trail_row
+from hspc_gen.reports.wording import TRAIL_COLUMNS, param_value, placement, trail_row
 
 
 def _si(value: float) -> str:
@@ -84,13 +84,11 @@ def _us(figure: Figure) -> str:
     return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
 
 
-def _placement(winner: ChannelParams, placement: str) -> list[str]:
+def _placement(winner: ChannelParams, where: str) -> list[str]:
     """Where the winner's threads run, when the search placed them (one line, then a blank)."""
-    if not placement or placement == "unpinned":
-        return ["Placement: unpinned (the scheduler places the threads).", ""] if placement else []
-    where = f"producer on CPU {winner.producer_cpu}, consumer on CPU {winner.consumer_cpu}"
-    kind = "a pinned pair" if placement == "pinned" else f"the measured class {placement}"
-    return [f"Placement: {where} ({kind}).", ""]
+    if not where:
+        return []
+    return [f"Placement: {placement(where, winner.producer_cpu, winner.consumer_cpu)}.", ""]
 
 
 def _params(result: TuneResult) -> list[str]:

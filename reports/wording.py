@@ -65,3 +65,13 @@ def duration(result: Mapping[str, Any]) -> str:
     if cached:
         return f"took {took}{of} ({measured} plan(s) measured, {cached} replayed from records)"
     return f"took {took}{of}"
+
+
+def placement(where: str, producer_cpu: object, consumer_cpu: object) -> str:
+    """Where the winner's threads run, from the search's placement (unpinned, pinned, or the
+    measured class of CPU pairs its CPUs represent) and its CPUs."""
+    if where == "unpinned" or UNPINNED in (producer_cpu, consumer_cpu):
+        return "unpinned (the scheduler places the threads)"
+    cpus = f"producer on CPU {producer_cpu}, consumer on CPU {consumer_cpu}"
+    kind = "a pinned pair" if where in ("pinned", "") else f"the measured class {where}"
+    return f"{cpus} ({kind})"
