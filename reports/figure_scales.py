@@ -65,21 +65,18 @@ def _distance(value: float, low: float, high: float) -> float:
 
 
 def forest_limits(data: Forest) -> tuple[float, float]:
-    """The ratio axis: the rows' medians and intervals and the margin bands, within OFF_SCALE."""
+    """The ratio axis: the rows' medians and intervals and the margin bands, those within
+    OFF_SCALE (a row further off is drawn at the edge, its ratio written)."""
     ends: list[float] = [1.0]
     for row in data.rows:
         ends += [row.ratio.low, row.ratio.median, row.ratio.high]
     for _, delta in data.margins:
         if math.isfinite(delta) and delta > 0:
             ends += [1 / (1 + delta), 1 + delta]
-    logs = [math.log(_within(x)) for x in ends if x > 0 and math.isfinite(x)]
+    logs = [math.log(x) for x in ends if 1 / OFF_SCALE <= x <= OFF_SCALE]
     low, high = min(logs), max(logs)
     pad = PAD * max(high - low, math.log(1.02))
     return math.exp(low - pad), math.exp(high + pad)
-
-
-def _within(x: float) -> float:
-    return min(max(x, 1 / OFF_SCALE), OFF_SCALE)
 
 
 def off_scale(x: float, limits: tuple[float, float]) -> bool:

@@ -96,8 +96,12 @@ def curves(data: Curves, log_x: bool = True) -> bytes:
     """Lines with interval bars; horizontal limit lines where they share the data's scale (one
     far off is named in the legend instead); marked x values. The legend stands beside the
     plot, so no line runs through it."""
-    if not data.series:
-        return words(data.title, data.empty)
+    return png(curves_figure(data, log_x)) if data.series else words(data.title, data.empty)
+
+
+@styled
+def curves_figure(data: Curves, log_x: bool = True) -> Figure:
+    """`curves`' drawing, before it is a PNG (its axes are checked in the tests)."""
     figure, axes = _figure(4.2)
     for s in data.series:
         errors = [[v.median - v.low for v in s.y], [v.high - v.median for v in s.y]]
@@ -122,15 +126,19 @@ def curves(data: Curves, log_x: bool = True) -> bytes:
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
-    return png(figure)
+    return figure
 
 
 @styled
 def forest(data: Forest) -> bytes:
     """Each candidate's paired cost ratio to its step's winner, with the step's margin band, on
     a ratio axis fitted to them (a candidate far off is written at the edge)."""
-    if not data.rows:
-        return words(data.title, data.empty)
+    return png(forest_figure(data)) if data.rows else words(data.title, data.empty)
+
+
+@styled
+def forest_figure(data: Forest) -> Figure:
+    """`forest`'s drawing, before it is a PNG (its axes are checked in the tests)."""
     figure, axes = _figure(1.4 + 0.22 * len(data.rows))
     limits = figure_scales.forest_limits(data)
     ys = list(range(len(data.rows)))[::-1]
@@ -157,7 +165,7 @@ def forest(data: Forest) -> bytes:
     figure.suptitle(data.title, x=0.01, ha="left", fontsize=10)  # long row labels: the figure's
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
-    return png(figure)
+    return figure
 
 
 def _forest_point(
@@ -167,7 +175,8 @@ def _forest_point(
     written beside it."""
     if figure_scales.off_scale(r.median, limits):
         edge = limits[1] if r.median > limits[1] else limits[0]
-        axes.plot([edge], [y], marker=">" if edge == limits[1] else "<", color=colour, ms=5)
+        marker = ">" if edge == limits[1] else "<"
+        axes.plot([edge], [y], marker=marker, color=colour, ms=5, clip_on=False)
         axes.annotate(
             figure_scales.ratio_label(float(f"{r.median:.3g}")),
             (edge, y),
