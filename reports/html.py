@@ -179,7 +179,7 @@ def render(result: Doc, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -
 STYLE = (
     "body{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}"
     "img{max-width:100%}"
-    "table{border-collapse:collapse}th,td{padding:2px 8px;text-align:left;"
+    "table{border-collapse:collapse;margin:1em 0}th,td{padding:2px 8px;text-align:left;"
     "border-bottom:1px solid #ddd}caption{text-align:left;font-weight:bold}"
     "li.caveat{margin:0.3em 0}"
 )
