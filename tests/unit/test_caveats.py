@@ -5,11 +5,13 @@ page states each (in Chromium: test_html.py)."""
 from __future__ import annotations
 
 import dataclasses
+import html as htmllib
 import json
 from pathlib import Path
 
 import pytest
 from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
+from test_cli import EXAMPLE, hspc_gen
 
 from hspc_gen.model.result import TuneResult
 from hspc_gen.reports import figure_data, html
@@ -86,3 +88,19 @@ def test_unpinned_cpus_are_named_so_in_the_summary_and_the_page() -> None:
     page = html.files(document(result), None)[figure_data.REPORT_FILE].decode()
     assert "<th>producer_cpu</th><td>unpinned</td>" in page and "<td>-1</td>" not in page
     assert "<th>placement</th><td>unpinned (the scheduler places the threads)</td>" in page
+
+
+def test_the_command_line_run_writes_its_caveats_on_the_page_as_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    """Through the real command: the summary printed and hspc-summary.md end with the caveats,
+    and hspc-report.html states each of them."""
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "hspc-summary.md").read_text(encoding="utf-8")
+    page = htmllib.unescape((tmp_path / figure_data.REPORT_FILE).read_text(encoding="utf-8"))
+    carried = json.loads((tmp_path / "hspc-result.json").read_text(encoding="utf-8"))["caveats"]
+    assert carried and carried[0]["kind"] == "estimate"
+    for caveat in carried:
+        assert f"- {caveat['text']}" in summary and f"- {caveat['text']}" in done.stdout
+        assert f'<li class="caveat {caveat["kind"]}">{caveat["text"]}</li>' in page

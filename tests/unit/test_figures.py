@@ -26,14 +26,15 @@ def drawn(figure: Figure) -> Axes:
     """The figure's (first) axes, after a draw by the Agg canvas the PNGs come from: every
     position is the rendered one."""
     with mpl.rc_context(figures.STYLE):
-        FigureCanvasAgg(figure).draw()
+        FigureCanvasAgg(figure).draw()  # type: ignore[no-untyped-call]
     return figure.axes[0]
 
 
 def renderer(axes: Axes) -> RendererAgg:
     canvas = axes.get_figure(root=True).canvas  # type: ignore[union-attr]
     assert isinstance(canvas, FigureCanvasAgg)
-    return canvas.get_renderer()
+    drew: RendererAgg = canvas.get_renderer()  # type: ignore[no-untyped-call]
+    return drew
 
 
 def tick_labels(axes: Axes, axis: str) -> list[Bbox]:
