@@ -131,7 +131,11 @@ def _caveats_html(result: Doc) -> str:
              " hspc-summary.md written with it has them.")
         ]  # fmt: skip
     else:
-        items = [(str(c.get("kind", "note")), str(c.get("text", ""))) for c in said]
+        items = [
+            (str(c.get("kind", "note")), str(c.get("text", "")))
+            for c in said
+            if isinstance(c, Mapping)
+        ]
     if not items:
         return ""
     listed = "".join(

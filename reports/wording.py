@@ -37,12 +37,12 @@ def _share(value: Any) -> str:
 
 def trail_row(step: Mapping[str, Any]) -> tuple[str, ...]:
     """One row of the per-step table, from a step of hspc-result.json's `decisions`."""
-    rounds, planned = step["rounds"], step.get("planned_rounds", step["rounds"])
-    disturbed = step.get("disturbed_samples")
+    rounds = step.get("rounds", "?")
+    planned, disturbed = step.get("planned_rounds", rounds), step.get("disturbed_samples")
     return (
-        str(step["stage"]),
-        str(step["step"]),
-        f"{step['screened']} of {step['proposed']}",
+        str(step.get("stage", "?")),
+        str(step.get("step", "?")),
+        f"{step.get('screened', '?')} of {step.get('proposed', '?')}",
         f"{rounds} of {planned}" if step.get("cut") else f"{rounds}",
         _share(step.get("margin")),
         _share(step.get("host_noise")),
