@@ -125,7 +125,7 @@ def _confirmed(result: TuneResult, confirmed: Confirmed) -> list[Caveat]:
             )
         )
     if (unmet := latency_unmet(result)) is not None:
-        found.append(Caveat(CaveatKind.latency, unmet[0].upper() + unmet[1:] + "."))
+        found.append(Caveat(CaveatKind.latency, f"Latency: {unmet}."))
     if confirmed.remeasured:
         found.append(
             Caveat(
