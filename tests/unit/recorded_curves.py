@@ -91,7 +91,7 @@ def random_curve(seed: int, cpus: int) -> Throughput:
 
     def throughput(config: Config) -> float:
         t = config.threads
-        level = (min(t, peak) / peak) ** rise / (1.0 + fall * max(0.0, t / peak - 1.0))
+        level = math.pow(min(t, peak) / peak, rise) / (1.0 + fall * max(0.0, t / peak - 1.0))
         ratio = config.consumers / config.producers
         own = np.random.default_rng([seed, config.producers, config.consumers])
         wobble = math.exp(float(own.normal(0.0, bump))) if bump else 1.0
