@@ -164,8 +164,12 @@ def test_every_recommendation_on_a_random_curve_keeps_the_rule(sysfs: str) -> No
 
 
 def _issue_run(name: str) -> list[ThreadAdvice]:
+    """The search on one of the issue's curves, at the noise of a quiet and of a busy VM."""
     (curve,) = [c for c in recorded_curves() if c.name == name]
-    return [_searched(curve.shape(), curve, seed, 0.08) for seed in range(20)]
+    shape = curve.shape()
+    return [
+        _searched(shape, curve, seed, noise) for noise in (0.08, 0.15, 0.25) for seed in range(12)
+    ]
 
 
 def test_a_count_far_below_the_best_is_never_listed_as_equally_good() -> None:
@@ -174,6 +178,7 @@ def test_a_count_far_below_the_best_is_never_listed_as_equally_good() -> None:
     for found in _issue_run("issue24-first-run"):
         assert all((1, 1) not in listed for listed in printed_lists(found).values())
         assert (found.producers, found.consumers) != (1, 1)
+        assert_the_rule_holds(found)  # d227347 recommended 3+3 here with 2+2 listed
 
 
 def test_no_count_with_more_threads_is_recommended_beside_a_listed_smaller_one() -> None:
@@ -184,12 +189,14 @@ def test_no_count_with_more_threads_is_recommended_beside_a_listed_smaller_one()
         assert found.producers + found.consumers == min(p + c for p, c in listed)
         if (2, 2) in listed:
             assert (found.producers, found.consumers) == (2, 2)
+        assert_the_rule_holds(found)
 
 
 def test_the_check_refuses_both_answers_the_issue_saw() -> None:
     """Not a vacuous check: the issue's answers (a far count recommended, a larger count
     recommended beside a smaller listed one) fail it."""
-    (found,) = _issue_run("issue24-producer-source")[:1]
+    (curve,) = [c for c in recorded_curves() if c.name == "issue24-producer-source"]
+    found = _searched(curve.shape(), curve, 0, 0.08)
     assert found.evidence is not None
     far = min(found.evidence.curve, key=lambda p: p.events_per_s)
     for wrong in ((far.producers, far.consumers), (4, 8)):
