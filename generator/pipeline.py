@@ -271,20 +271,23 @@ def compare(
     cache: Path | None,
     show: Show = quiet,
 ) -> Comparison:
-    """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
+    """`hspc-gen compare`: earlier runs' distinct winners re-measured side by side in paired
+    rounds; nothing measured when they all name one."""
     target, host = load_target(target_path), read_host()
     points = [wiring.winner_of(path, target) for path in results]
-    if len(set(points)) < len(points):
-        raise UserError("the results name the same winner: nothing to compare")
+    named = findings.named_winners([str(path) for path in results], points)
+    if len(named) == 1:
+        return Comparison(0, named)
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)
-    batch = make_batch("compare", "compare", points, points[0], rounds)
+    winners = [row.params for row in named]
+    batch = make_batch("compare", "compare", winners, winners[0], rounds)
     wiring.check_outputs(cache=cache)
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
         machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
         evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
-    return findings.comparison(evaluation, [str(p) for p in results], target.objective)
+    return findings.comparison(evaluation, named, target.objective)
 
 
 @dataclass(frozen=True)
