@@ -147,15 +147,10 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     )
     searched = search(space, context.start, settings, machinery, on_improve=header.write)
     confirmation = confirm(searched, settings, machinery)  # confirm
-    winner = searched.winner
+    winner = _final_winner(searched, confirmation, settings)
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     remeasured = None
     if confirmation is not None:
-        winner = (
-            confirmation.step.winner()
-            or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
-            or winner
-        )
         remeasured = remeasure(confirmation, searched, winner, settings, machinery)
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
@@ -175,6 +170,20 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     if isinstance(advice, ThreadAdvice):  # kTuning's pinning is the advice's (generator/pinning)
         advice = pinning.agreeing(advice, winner)
     return TuneResult(info, winner, found, advice)
+
+
+def _final_winner(
+    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
+) -> ChannelParams:
+    """The confirmation's winner (under a latency bound, else the least latency's); the
+    search's when nothing was confirmed or the confirmation named none."""
+    if confirmation is None:
+        return searched.winner
+    return (
+        confirmation.step.winner()
+        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+        or searched.winner
+    )
 
 
 def threads_for(
