@@ -149,15 +149,10 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         space, context.start, settings, machinery, on_improve=header.write_best_so_far
     )
     confirmation = confirm(searched, settings, machinery)  # confirm
-    winner = searched.winner
+    winner = _final_winner(searched, confirmation, settings)
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     remeasured = None
     if confirmation is not None:
-        winner = (
-            confirmation.step.winner()
-            or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
-            or winner
-        )
         remeasured = remeasure(confirmation, searched, winner, settings, machinery)
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
@@ -177,6 +172,20 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     if isinstance(advice, ThreadAdvice):  # kTuning's pinning is the advice's (generator/pinning)
         advice = pinning.agreeing(advice, winner)
     return TuneResult(info, winner, found, advice)
+
+
+def _final_winner(
+    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
+) -> ChannelParams:
+    """The confirmation's winner (under a latency bound, else the least latency's); the
+    search's when nothing was confirmed or the confirmation named none."""
+    if confirmation is None:
+        return searched.winner
+    return (
+        confirmation.step.winner()
+        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+        or searched.winner
+    )
 
 
 def threads_for(
@@ -273,20 +282,23 @@ def compare(
     cache: Path | None,
     show: Show = quiet,
 ) -> Comparison:
-    """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
+    """`hspc-gen compare`: earlier runs' distinct winners re-measured side by side in paired
+    rounds; nothing measured when they all name one."""
     target, host = load_target(target_path), read_host()
     points = [wiring.winner_of(path, target) for path in results]
-    if len(set(points)) < len(points):
-        raise UserError("the results name the same winner: nothing to compare")
+    named = findings.named_winners([str(path) for path in results], points)
+    if len(named) == 1:
+        return Comparison(0, named)
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)
-    batch = make_batch("compare", "compare", points, points[0], rounds)
+    winners = [row.params for row in named]
+    batch = make_batch("compare", "compare", winners, winners[0], rounds)
     wiring.check_outputs(cache=cache)
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
         machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
         evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
-    return findings.comparison(evaluation, [str(p) for p in results], target.objective)
+    return findings.comparison(evaluation, named, target.objective)
 
 
 @dataclass(frozen=True)
