@@ -1,4 +1,5 @@
-"""Text from outside hspc-gen as it stands in the generated header's `//` comments.
+"""Text from outside hspc-gen as it stands in the generated header's `//` comments (and in the
+benchmark projects' meson.build strings: `meson_string`).
 
 The command line, the paths in it and the host's and compiler's names are not trusted: a newline
 in any of them would end a comment and make the rest of the line C++ (`--out "$(printf
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 # Written as C writes them; every other character that is not printable, as \xHH per byte.
 _NAMED = {"\\": "\\x5c", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _SHELL_NAMED = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_MESON_NAMED = {"\\": "\\\\", "'": "\\'"}
 _SURROGATES = range(0xDC80, 0xDD00)  # bytes that were not UTF-8, as os.fsdecode keeps them
 
 
@@ -64,3 +66,21 @@ def shell_line(words: Sequence[str]) -> str:
     """The words as one line of shell, each quoted by `shell_word`: printable, and never ending
     in a backslash (a word holding one is quoted)."""
     return " ".join(shell_word(word) for word in words)
+
+
+def meson_string(text: str) -> str:
+    """`text` as the body of a Meson '...' string (a path of the user's, such as the folder of
+    their sources): a backslash and a quote escaped, and every character that is not printable
+    by its code point, \\uXXXX or \\UXXXXXXXX (Meson reads them as Python does; a byte that
+    was not UTF-8 stays the surrogate that Python's os functions turn back into it)."""
+    return "".join(
+        _MESON_NAMED.get(char)
+        or (
+            char
+            if char.isprintable()
+            else f"\\U{ord(char):08x}"
+            if ord(char) > 0xFFFF
+            else f"\\u{ord(char):04x}"
+        )
+        for char in text
+    )

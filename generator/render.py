@@ -18,7 +18,7 @@ from importlib import resources
 import jinja2
 
 from hspc_gen import __version__, pinning
-from hspc_gen.header_text import comment_text, shell_line
+from hspc_gen.header_text import comment_text, meson_string, shell_line
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import TunedOn, initializer_lines
@@ -140,6 +140,7 @@ def environment() -> jinja2.Environment:
     # The header's comments hold text from outside (header_text): `comment` escapes it.
     env.filters["comment"] = comment_text
     env.filters["shell_line"] = shell_line
+    env.filters["meson_string"] = meson_string
     return env
 
 

@@ -19,11 +19,19 @@ from pathlib import Path
 import pytest
 
 from hspc_gen import __version__
-from hspc_gen.header_text import comment_text, shell_line, shell_word
+from hspc_gen.header_text import comment_text, meson_string, shell_line, shell_word
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import TunedOn, parse_tuned_on
-from hspc_gen.render import HeaderSpec, Provenance, render_header
+from hspc_gen.render import (
+    AppWork,
+    BenchVariant,
+    HeaderSpec,
+    Provenance,
+    render_bench_files,
+    render_header,
+)
+from hspc_gen.search.measure.build import tool
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"
@@ -54,6 +62,28 @@ def test_command_words_are_quoted_as_a_shell_gives_them_back() -> None:
     assert shell_word("it's\n") == "$'it\\'s\\n'"
     assert shell_word("\udcff\u202e") == "$'\\xff\\xe2\\x80\\xae'"
     assert shell_line(["hspc-gen", "--out", ""]) == "hspc-gen --out ''"
+
+
+def test_a_folder_of_the_users_sources_is_a_meson_string_whatever_its_name(tmp_path: Path) -> None:
+    """The bench project names the folders of the user's sources (for their local includes):
+    a quote or a backslash in one broke the project's meson.build (d227347 pasted them as they
+    were); `meson setup` finds each folder now. (A newline Meson escapes too, but Ninja cannot
+    take it in a compiler argument: Meson stops at it.)"""
+    assert meson_string("it's \\ a\nfolder é") == "it\\'s \\\\ a\\u000afolder é"
+    folders = [tmp_path / "it's \\ here", tmp_path / "ends in \\", tmp_path / "\u202e'é"]
+    for folder in folders:
+        folder.mkdir()
+    variants = (BenchVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
+    app = AppWork(include_dirs=tuple(str(folder) for folder in folders))
+    project = tmp_path / "project"
+    for name, text in render_bench_files(variants, 8, app).items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [tool("meson"), "setup", str(project / "build"), str(project)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 def test_a_newline_in_out_does_not_end_the_banners_comment(tmp_path: Path) -> None:
