@@ -211,7 +211,7 @@ def _host_command(argv: Sequence[str]) -> int:
 
 def _main_command(argv: Sequence[str]) -> int:
     args = main_parser().parse_args(argv)
-    options = tuning_options(args, [PROG, *argv])
+    options = tuning_options(args, (PROG,))
     with progress(args.quiet or args.json) as show:
         result = pipeline.run(options, show)
     if args.json:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shlex
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -85,7 +84,8 @@ def tuning_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def tuning_options(args: argparse.Namespace, command: list[str]) -> Options:
+def tuning_options(args: argparse.Namespace, command: tuple[str, ...]) -> Options:
+    """The run's options; `command` is the words before them (hspc-gen, and its subcommand)."""
     return Options(
         target=args.target,
         out=args.out,
@@ -93,8 +93,25 @@ def tuning_options(args: argparse.Namespace, command: list[str]) -> Options:
         effort=args.effort,
         overrides=tuple(args.overrides),
         cache=args.cache,
-        command=shlex.join(command),
+        command=recorded_command(command, args),
     )
+
+
+def recorded_command(command: tuple[str, ...], args: argparse.Namespace) -> tuple[str, ...]:
+    """The command line the header's banner records: the options that decide what is written
+    (where to, from which records), each once in one order, and no display options (--quiet,
+    --json): the same run writes the same bytes however it was typed."""
+    words = [*command, "--target", str(args.target)]
+    if args.out is not None:
+        words += ["--out", str(args.out)]
+    if args.budget is not None:
+        words += ["--budget", args.budget]
+    words += ["--effort", str(args.effort)]
+    for override in args.overrides:
+        words += ["--set", override]
+    if args.cache is not None:
+        words += ["--cache", str(args.cache)]
+    return tuple(words)
 
 
 def outcome_status(result: TuneResult) -> int:

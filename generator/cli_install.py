@@ -77,7 +77,7 @@ def vendor_parser() -> argparse.ArgumentParser:
 
 def _vendor_command(argv: Sequence[str]) -> int:
     args = vendor_parser().parse_args(argv)
-    options = tuning_options(args, [PROG, "vendor", *argv])
+    options = tuning_options(args, (PROG, "vendor"))
     request = vendor.Vendoring.of(options)
     status = "current"
     if not request.is_current():

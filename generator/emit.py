@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen.host import Host
-from hspc_gen.model import ChannelParams, Figure
-from hspc_gen.model.result import SearchResult, TuneResult
+from hspc_gen.model import ChannelParams, Figure, Summary
+from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import tuned_on
 from hspc_gen.render import HeaderSpec, Provenance, render_header
@@ -59,19 +59,21 @@ def host_summary(host: Host) -> str:
 @dataclass(frozen=True)
 class HeaderWriter:
     """Writes the generated header: first from the estimate, then each better point (the
-    anytime result), finally the winner with its measured figures in the banner."""
+    anytime result), finally the winner with its measured figures in the banner. Each write's
+    banner says what kTuning's parameters are: confirmed, the search's best so far, or the
+    estimate's."""
 
     path: Path
     target: Target
     host: Host
-    command: str
+    command: tuple[str, ...]  # the command line's words (cli_common.recorded_command)
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
     max_latency_ns: int = 0  # the channel's latency bound (0: none)
 
     def write(
         self,
         point: ChannelParams,
-        measured: tuple[str, ...] = (),
+        measured: tuple[str, ...],
         threads: ThreadAdvice | None = None,
     ) -> None:
         provenance = Provenance(
@@ -87,21 +89,61 @@ class HeaderWriter:
         )
         write_atomic(self.path, render_header(spec))
 
+    def write_start(self, estimate: ChannelParams, measuring: bool) -> None:
+        """The run's first header, the estimate's, before anything is measured."""
+        self.write(estimate, (ESTIMATED_BEFORE_SEARCH if measuring else ESTIMATED_BY_EFFORT,))
+
+    def write_best_so_far(self, best: ChannelParams) -> None:
+        """The anytime result: the search's best point so far, while it runs."""
+        self.write(best, (BEST_DURING_SEARCH,))
+
     def write_result(self, result: TuneResult) -> None:
         threads = result.threads if isinstance(result.threads, ThreadAdvice) else None
-        measured = banner(result.search) if result.search is not None else ()
-        self.write(result.winner, measured, threads)
+        self.write(result.winner, banner(result.search), threads)
 
 
-def banner(search: SearchResult) -> tuple[str, ...]:
-    """The header banner's figures, from the confirmation only (never elapsed times), so a
-    re-run replaying the same records writes the same bytes."""
+# What kTuning holds, when it holds no confirmed figures: the banner's first line says so.
+ESTIMATE = "the estimate's parameters, from host heuristics"
+ESTIMATED_BY_EFFORT = f"nothing (--effort estimate): {ESTIMATE}"
+ESTIMATED_BEFORE_SEARCH = (
+    f"nothing yet: {ESTIMATE} (written before the search; a finished run rewrites this)"
+)
+BEST_DURING_SEARCH = (
+    "the search's best so far, NOT confirmed by measurement: written while the search ran "
+    "(a finished run rewrites this)"
+)
+
+
+def banner(search: SearchResult | None) -> tuple[str, ...]:
+    """The header banner's `measured:` lines for a finished run (`search` None: --effort
+    estimate). From the confirmation only (never elapsed times), so a re-run replaying the same
+    records writes the same bytes; without one, what kTuning holds instead, and why."""
+    if search is None:
+        return (ESTIMATED_BY_EFFORT,)
     confirmed = search.confirmed
-    if confirmed is None or confirmed.rate is None:
-        return (
-            "nothing confirmed by measurement (see hspc-result.json): the estimate's parameters",
+    if confirmed is not None and confirmed.rate is not None:
+        return _confirmed_lines(confirmed, confirmed.rate)
+    decided = sum(step.winner is not None for step in search.trail)
+    if decided == 0:  # no step picked a point: the search's best is the estimate it started from
+        why = (
+            "the budget ended before a step was decided"
+            if search.budget_exhausted
+            else "no step could be decided (every candidate failed)"
         )
-    lines = [f"throughput: {_figure_text(confirmed.rate, '{:.4g}')} events/s"]
+        return (f"nothing: {why} (see hspc-result.json): {ESTIMATE}",)
+    why = (
+        "the budget ended before the confirmation"
+        if search.budget_exhausted
+        else "the confirmation measured nothing"
+    )
+    return (
+        f"the search's best so far ({decided} step(s) decided), NOT confirmed by measurement: "
+        f"{why} (see hspc-result.json)",
+    )
+
+
+def _confirmed_lines(confirmed: Confirmed, rate: Summary) -> tuple[str, ...]:
+    lines = [f"throughput: {_figure_text(rate, '{:.4g}')} events/s"]
     if confirmed.latency_ns is not None:
         latency = _figure_text(confirmed.latency_ns, "{:.0f}")
         lines.append(f"latency (paced, push to pop): {latency} ns")

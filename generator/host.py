@@ -232,6 +232,7 @@ def compiler_version() -> str:
             [*shlex.split(os.environ.get("CXX", "c++")), "--version"],
             capture_output=True,
             text=True,
+            errors="replace",  # a name that is not UTF-8 still names it (header_text escapes it)
             timeout=30,
             check=False,
         )

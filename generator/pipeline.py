@@ -76,7 +76,7 @@ class Options:
     effort: Effort
     overrides: tuple[str, ...]
     cache: Path | None
-    command: str
+    command: tuple[str, ...]  # the command line's words the header records (cli_common)
 
 
 def run(options: Options, show: Show = quiet) -> TuneResult:
@@ -97,7 +97,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     user_code = wiring.user_code(target, host, options.cache) if measuring else None
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
-    header.write(start)  # the anytime result: improved as results come, final at the end
+    header.write_start(start, measuring)  # the anytime result: improved as results come, final last
     store = wiring.record_store(host, options.cache)
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
         pairs = wiring.host_topology(host, store, options.cache, measure=False)
@@ -145,7 +145,9 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     settings = wiring.settings_for(
         target, host, context.effort, context.started, quiet=not busy, user=context.user_code
     )
-    searched = search(space, context.start, settings, machinery, on_improve=header.write)
+    searched = search(
+        space, context.start, settings, machinery, on_improve=header.write_best_so_far
+    )
     confirmation = confirm(searched, settings, machinery)  # confirm
     winner = _final_winner(searched, confirmation, settings)
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured

@@ -18,6 +18,7 @@ from importlib import resources
 import jinja2
 
 from hspc_gen import __version__, pinning
+from hspc_gen.header_text import comment_text, meson_string, shell_line
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import TunedOn, initializer_lines
@@ -32,6 +33,7 @@ RUNTIME_ROOTS = (
 
 _SYSTEM_INCLUDE = re.compile(r"^#include <([^>]+)>\s*$")
 _LOCAL_INCLUDE = re.compile(r'^#include "(hspc/[^"]+)"\s*$')
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAMESPACE_OPEN = "namespace hspc {"
 _NAMESPACE_CLOSE = "}  // namespace hspc"
 
@@ -48,9 +50,9 @@ class RuntimeSource:
 class Provenance:
     """What the header's banner says about how it was made (FFTW-style wisdom stamp)."""
 
-    command: str
+    command: tuple[str, ...]  # the words of the command line (header_text quotes them)
     host_summary: str
-    measured: tuple[str, ...]  # lines of measured figures; empty for --effort estimate
+    measured: tuple[str, ...]  # the measured figures, or what kTuning holds instead (emit.banner)
     tuned_on: TunedOn  # the header's kTunedOn: what `hspc-gen check` and the header compare
 
 
@@ -65,6 +67,13 @@ class HeaderSpec:
     # over once its oldest event has waited this long. 0: no bound (buffers go when full or
     # flushed).
     max_latency_ns: int = 0
+
+    def __post_init__(self) -> None:
+        # C++ uses both as they are (the namespace, the file name in the first line): app.yaml
+        # refuses any other (target_fields); a caller that skipped it is a bug, not bad input.
+        for what, text in (("name", self.name), ("namespace", self.namespace)):
+            if _IDENTIFIER.fullmatch(text) is None:
+                raise ValueError(f"the header's {what} {text!r} is not a C++ identifier")
 
 
 def _read_runtime(relative: str) -> str:
@@ -120,7 +129,7 @@ def _load_template(name: str) -> str:
 
 @cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FunctionLoader(_load_template),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -128,6 +137,11 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         autoescape=False,
     )
+    # The header's comments hold text from outside (header_text): `comment` escapes it.
+    env.filters["comment"] = comment_text
+    env.filters["shell_line"] = shell_line
+    env.filters["meson_string"] = meson_string
+    return env
 
 
 def render_header(spec: HeaderSpec) -> str:

@@ -101,6 +101,8 @@ def _source_file(value: object, info: ValidationInfo) -> Path | None:
     if not path.is_file():
         problem = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise ValueError(f"'{value}' {problem} (looked for {path})")
+    if "\n" in str(path) or "\r" in str(path):  # Meson passes its folder to Ninja, which cannot
+        raise ValueError(f"{str(path)!r} has a line break: the build cannot take it (rename it)")
     return path
 
 

@@ -18,7 +18,7 @@ inline void pin_current_thread(int cpu) noexcept {
   if (cpu < 0 || cpu >= CPU_SETSIZE) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
+  CPU_SET(static_cast<std::size_t>(cpu), &set);  // glibc's macro takes a size_t: no sign warning
   (void)::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <ratio>
 #include <utility>
 
 #include "hspc/futex.hpp"
@@ -64,10 +65,14 @@ class FutexWaiter {
         ok = ready();
         break;
       }
-      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+      // In timespec's own field types, so no cast: one would be useless where they are the
+      // chrono counts' types (-Wuseless-cast) and a narrowing conversion elsewhere.
+      using Seconds = std::chrono::duration<decltype(timespec::tv_sec)>;
+      using Nanoseconds = std::chrono::duration<decltype(timespec::tv_nsec), std::nano>;
+      const auto secs = std::chrono::duration_cast<Seconds>(left);
       timespec timeout{};
-      timeout.tv_sec = static_cast<std::time_t>(secs.count());
-      timeout.tv_nsec = static_cast<long>((left - secs).count());
+      timeout.tv_sec = secs.count();
+      timeout.tv_nsec = std::chrono::duration_cast<Nanoseconds>(left - secs).count();
       (void)futex_wait(epoch_, seen, &timeout);
     }
     waiting_.store(0, std::memory_order_relaxed);

@@ -18,7 +18,8 @@ std::size_t use_channel() {
   ch.push(run, 2);
   ch.close();
   std::uint64_t v = 0;
-  std::size_t n = ch.pop(v) + ch.try_pop(v) + ch.pop_for(v, std::chrono::milliseconds(1));
+  std::size_t n = std::size_t{ch.pop(v)} + std::size_t{ch.try_pop(v)} +
+                  std::size_t{ch.pop_for(v, std::chrono::milliseconds(1))};
   n += ch.consume([](const std::uint64_t*, std::size_t) {});
   return n + ch.done() + ch.producer_waits() + ch.consumer_waits() +
          static_cast<std::size_t>(ch.spin_budget()) + ch.kMaxLatencyNs;

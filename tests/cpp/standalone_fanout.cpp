@@ -16,8 +16,8 @@ std::size_t use_fanout() {
   if (fan.try_push(3)) fan.flush();
   fan.close();
   std::uint64_t v = 0;
-  std::size_t n =
-      fan.pop(0, v) + fan.try_pop(1, v) + fan.pop_for(0, v, std::chrono::milliseconds(1));
+  std::size_t n = std::size_t{fan.pop(0, v)} + std::size_t{fan.try_pop(1, v)} +
+                  std::size_t{fan.pop_for(0, v, std::chrono::milliseconds(1))};
   n += fan.consume(1, [](const std::uint64_t*, std::size_t) {});
   return n + fan.done(0) + fan.consumers() + fan.producer_waits() + fan.consumer_waits(1) +
          static_cast<std::size_t>(fan.spin_budget()) + fan.kMaxLatencyNs;

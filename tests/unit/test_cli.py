@@ -136,11 +136,22 @@ def test_set_fixes_a_parameter_and_json_prints_the_result(tmp_path: Path) -> Non
 
 
 def test_the_same_inputs_give_the_same_header_bytes(tmp_path: Path) -> None:
-    for run in ("a", "b"):
-        done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", "o", cwd=tmp_path)
+    """However the run is typed and whatever it prints (--quiet, --json: display only; d227347
+    recorded them in the banner's command line), the header's bytes are the same."""
+    runs = {
+        "a": ("--target", EXAMPLE, "--effort", "estimate", "--out", "o"),
+        "b": ("--target", EXAMPLE, "--effort", "estimate", "--out", "o"),
+        "quiet": ("--quiet", "--target", EXAMPLE, "--effort", "estimate", "--out", "o"),
+        "json": ("--out=o", "--json", "--effort=estimate", f"--target={EXAMPLE}", "--qui"),
+    }
+    for run, args in runs.items():
+        done = hspc_gen(*args, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         (tmp_path / "o" / "example_channel.hpp").rename(tmp_path / f"{run}.hpp")
-    assert (tmp_path / "a.hpp").read_bytes() == (tmp_path / "b.hpp").read_bytes()
+    first = (tmp_path / "a.hpp").read_bytes()
+    assert all((tmp_path / f"{run}.hpp").read_bytes() == first for run in runs)
+    command = f"//   command:     hspc-gen --target {EXAMPLE} --out o --effort estimate\n"
+    assert command.encode() in first
 
 
 def test_host_json_on_a_recorded_tree() -> None:
@@ -332,7 +343,9 @@ def test_user_code_that_fails_only_under_the_benchmark_is_named_and_the_run_fail
     assert any(f["cause"] == crash for f in result["failures"])
     assert result["winner"]["events_per_second"] is None
     header = (tmp_path / "o" / "u_channel.hpp").read_text()
-    assert "nothing confirmed by measurement (see hspc-result.json)" in header
+    # kTuning holds the search's best (Stage One ran without the user's code), unconfirmed.
+    banner = header.split("#pragma once")[0]
+    assert "NOT confirmed by measurement: " in banner and "estimate" not in banner
 
 
 def test_a_latency_bound_no_channel_can_keep_is_said_with_the_closest_and_exit_1(

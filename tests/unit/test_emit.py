@@ -1,11 +1,27 @@
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+import re
+import time
 from pathlib import Path
 
+import fake_runner as fr
 import pytest
+from target_files import write
 
-from hspc_gen.emit import json_text, write_atomic
+from hspc_gen.batch import Machinery
+from hspc_gen.channel_search import confirm, search
+from hspc_gen.emit import HeaderWriter, json_text, write_atomic
+from hspc_gen.host import read_host
+from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
+from hspc_gen.model.result import RunInfo, TuneResult
+from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.pipeline import _search_result
+from hspc_gen.search.store import RecordStore
+from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
+from hspc_gen.target import Workload, load_target
 
 
 def test_write_atomic_creates_parents_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -33,3 +49,150 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
 def test_json_text_is_canonical() -> None:
     assert json_text({"b": 1, "a": [1, 2]}) == json_text({"a": [1, 2], "b": 1})
     assert json_text({"a": 1}).endswith("}\n")
+
+
+# ---- the banner says what kTuning holds (issue 24, item 1) ----
+# The search runs for real over a simulated toolchain (fake_runner); the budget is cut where a
+# real run's would be: before the first step, or after the search and before the confirmation.
+
+SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
+RUN = RunInfo(
+    target="t",
+    event_bytes=64,
+    objective=Objective.throughput,
+    effort=Effort.quick,
+    budget_seconds=60.0,
+    elapsed_seconds=30.0,
+    host={},
+    host_model="Test CPU",
+    fingerprint="abc",
+    tool_version="0",
+)
+ADVICE = ThreadAdvice(1, 1, 1, (-1,), (-1,), pinned=False)
+COMMAND = ("hspc-gen", "--target", "t")
+
+
+def settings(deadline: float = math.inf) -> Settings:
+    bare = Workload()
+    return Settings(
+        objective=Objective.throughput,
+        effort=Effort.quick,
+        seed=7,
+        deadline=deadline,
+        oversubscribed=True,
+        stages=(
+            StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
+            StageSpec("stage_two", bare, STAGE_TWO_BASELINES),
+        ),
+        run="quick:60s",
+    )
+
+
+def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
+    """The estimate the search starts from, and the run's result with the budget cut `cut`:
+    "never", "before_confirmation" or "before_search" (as pipeline.tune_channel picks)."""
+    space = fr.stage_two_space()
+    start = space.start()
+    machinery = Machinery(RecordStore(tmp_path / "store", "fp"), fr.SimulatedToolchain())
+    past = time.monotonic() - 1
+    spent = dataclasses.replace(settings(deadline=past), confirm_deadline=past, end=past)
+    s = spent if cut == "before_search" else settings()
+    searched = search(space, start, s, machinery)
+    confirmation = confirm(searched, spent if cut != "never" else s, machinery)
+    winner = searched.winner
+    if confirmation is not None and (confirmed := confirmation.step.winner()) is not None:
+        winner = confirmed
+    found = _search_result(searched, (confirmation, None), winner, s)
+    return start, TuneResult(RUN, winner, found, ADVICE)
+
+
+def written(tmp_path: Path, result: TuneResult) -> str:
+    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, COMMAND, ADVICE)
+    writer.write_result(result)
+    return writer.path.read_text(encoding="utf-8")
+
+
+def k_tuning(header: str) -> ChannelParams:
+    """kTuning's initializer read back from the header's text."""
+    block = header.split("inline constexpr Tuning kTuning = {", 1)[1].split("};", 1)[0]
+    fields = dict(re.findall(r"/\*(\w+)=\*/([^,\n]+),", block))
+    values: dict[str, object] = {}
+    for field in dataclasses.fields(ChannelParams):
+        text = fields[field.name]
+        if text.startswith("Primitive::"):
+            values[field.name] = Primitive(text.removeprefix("Primitive::"))
+        elif text in ("true", "false"):
+            values[field.name] = text == "true"
+        else:
+            values[field.name] = int(text)
+    return ChannelParams(**values)  # type: ignore[arg-type]
+
+
+def measured_lines(header: str) -> list[str]:
+    """The banner's `measured:` lines, their comment marks taken off."""
+    after = header.split("//   measured:\n", 1)[1].split("//\n", 1)[0]
+    return [line.removeprefix("//     ") for line in after.splitlines()]
+
+
+def test_a_confirmed_winner_has_its_figures_in_the_banner(tmp_path: Path) -> None:
+    start, result = tuned(tmp_path, "never")
+    assert result.search is not None and result.search.confirmed is not None
+    header = written(tmp_path, result)
+    assert k_tuning(header) == result.winner != start
+    lines = measured_lines(header)
+    assert lines[0].startswith("throughput: ") and lines[-1].startswith("decision margin: ")
+    assert not any("estimate" in line or "NOT confirmed" in line for line in lines)
+
+
+def test_a_budget_ended_before_the_confirmation_says_the_searchs_best_so_far(
+    tmp_path: Path,
+) -> None:
+    """kTuning holds the search's winner, not the estimate (d227347's banner said "the
+    estimate's parameters" over Stage One's winner)."""
+    start, result = tuned(tmp_path, "before_confirmation")
+    search_result = result.search
+    assert search_result is not None and search_result.budget_exhausted
+    assert search_result.confirmed is None or search_result.confirmed.rate is None
+    header = written(tmp_path, result)
+    assert k_tuning(header) == result.winner != start
+    decided = sum(step.winner is not None for step in search_result.trail)
+    assert measured_lines(header) == [
+        f"the search's best so far ({decided} step(s) decided), NOT confirmed by measurement: "
+        "the budget ended before the confirmation (see hspc-result.json)"
+    ]
+    assert "estimate" not in header.split("//   measured:")[1].split("#pragma once")[0]
+
+
+def test_nothing_measured_says_the_estimates_parameters_and_holds_them(tmp_path: Path) -> None:
+    start, result = tuned(tmp_path, "before_search")
+    assert result.search is not None and not result.search.trail
+    header = written(tmp_path, result)
+    assert k_tuning(header) == start == result.winner
+    assert measured_lines(header) == [
+        "nothing: the budget ended before a step was decided (see hspc-result.json): the "
+        "estimate's parameters, from host heuristics"
+    ]
+
+
+def test_an_estimate_run_and_the_anytime_headers_say_what_they_hold(tmp_path: Path) -> None:
+    """--effort estimate (no search), the header written before a search, and the one written
+    as the search improves: each says what kTuning holds, and none claims a measurement."""
+    start, result = tuned(tmp_path, "never")
+    estimate = written(tmp_path, dataclasses.replace(result, winner=start, search=None))
+    assert k_tuning(estimate) == start
+    assert measured_lines(estimate) == [
+        "nothing (--effort estimate): the estimate's parameters, from host heuristics"
+    ]
+    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, COMMAND, ADVICE)
+    writer.write_start(start, measuring=True)
+    header = writer.path.read_text(encoding="utf-8")
+    assert k_tuning(header) == start
+    assert measured_lines(header)[0].startswith("nothing yet: the estimate's parameters")
+    writer.write_best_so_far(result.winner)
+    header = writer.path.read_text(encoding="utf-8")
+    assert k_tuning(header) == result.winner
+    assert measured_lines(header)[0].startswith("the search's best so far, NOT confirmed")

@@ -283,6 +283,13 @@ def test_compiler_version_names_a_compiler(monkeypatch: pytest.MonkeyPatch, tmp_
     assert compiler_version.__wrapped__() == "unknown"
 
 
+def test_a_compiler_name_not_utf8_is_kept(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (compiler := tmp_path / "odd-c++").write_bytes(b"#!/bin/sh\nprintf 'odd\\377c++ 1.0\\n'\n")
+    compiler.chmod(0o755)  # d227347 raised UnicodeDecodeError; the header escapes what it reads
+    monkeypatch.setenv("CXX", str(compiler))
+    assert compiler_version.__wrapped__() == "odd\ufffdc++ 1.0"
+
+
 def test_generated_trees_are_what_the_script_writes(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -177,3 +177,14 @@ def test_an_override_is_blamed_on_its_label() -> None:
     with pytest.raises(UserError) as caught:
         load_target(EXAMPLE, {"budget": "30h"}, {"budget": "--budget 30h"})
     assert str(caught.value) == "budget: 30h is out of range: 1s to 24h (from --budget 30h)"
+
+
+def test_a_source_in_a_folder_with_a_line_break_is_refused(tmp_path: Path) -> None:
+    """Meson hands the source's folder to Ninja, which cannot take a line break: refused here,
+    not a Meson crash under every candidate."""
+    folder = tmp_path / "two\nlines"
+    folder.mkdir()
+    (folder / "work.cpp").write_text("\n")
+    text = H + 'workload:\n  consumer_source: "two\\nlines/work.cpp"\n'
+    message = error_of(write(tmp_path, text))
+    assert "workload.consumer_source" in message and "has a line break" in message

@@ -77,6 +77,7 @@
 #include <ctime>
 #include <mutex>
 #include <new>
+#include <ratio>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
@@ -127,7 +128,7 @@ inline void pin_current_thread(int cpu) noexcept {
   if (cpu < 0 || cpu >= CPU_SETSIZE) return;
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
+  CPU_SET(static_cast<std::size_t>(cpu), &set);  // glibc's macro takes a size_t: no sign warning
   (void)::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
 }
 
@@ -593,10 +594,14 @@ class FutexWaiter {
         ok = ready();
         break;
       }
-      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(left);
+      // In timespec's own field types, so no cast: one would be useless where they are the
+      // chrono counts' types (-Wuseless-cast) and a narrowing conversion elsewhere.
+      using Seconds = std::chrono::duration<decltype(timespec::tv_sec)>;
+      using Nanoseconds = std::chrono::duration<decltype(timespec::tv_nsec), std::nano>;
+      const auto secs = std::chrono::duration_cast<Seconds>(left);
       timespec timeout{};
-      timeout.tv_sec = static_cast<std::time_t>(secs.count());
-      timeout.tv_nsec = static_cast<long>((left - secs).count());
+      timeout.tv_sec = secs.count();
+      timeout.tv_nsec = std::chrono::duration_cast<Nanoseconds>(left - secs).count();
       (void)futex_wait(epoch_, seen, &timeout);
     }
     waiting_.store(0, std::memory_order_relaxed);
