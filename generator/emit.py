@@ -99,7 +99,11 @@ class HeaderWriter:
 
     def write_result(self, result: TuneResult) -> None:
         threads = result.threads if isinstance(result.threads, ThreadAdvice) else None
-        self.write(result.winner, banner(result.search), threads)
+        measured = banner(result.search)
+        limit_us = self.target.constraints.max_latency_us
+        if limit_us is not None and not any(line.startswith(BOUND) for line in measured):
+            measured = (*measured, _bound_line(limit_us * 1e3, None))  # nothing confirmed it
+        self.write(result.winner, measured, threads)
 
 
 # What kTuning holds, when it holds no confirmed figures: the banner's first line says so.
@@ -163,8 +167,11 @@ def _confirmed_lines(confirmed: Confirmed, rate: Summary) -> tuple[str, ...]:
     return tuple(lines)
 
 
+BOUND = "constraints.max_latency_us"
+
+
 def _bound_line(bound_ns: float, p99: Figure | None) -> str:
-    bound = f"constraints.max_latency_us {bound_ns / 1e3:g} us"
+    bound = f"{BOUND} {bound_ns / 1e3:g} us"
     if p99 is None:
         return f"{bound}: NOT measured"
     kept = "kept" if p99.median <= bound_ns else "NOT kept"

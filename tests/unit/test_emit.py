@@ -106,8 +106,8 @@ def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
     return start, TuneResult(RUN, winner, found, ADVICE)
 
 
-def written(tmp_path: Path, result: TuneResult) -> str:
-    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
+def written(tmp_path: Path, result: TuneResult, constraints: str = "") -> str:
+    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n" + constraints))
     host = read_host(SYSFS / "epyc-2c-vm" / "sys")
     writer = HeaderWriter(tmp_path / "t_channel.hpp", target, host, COMMAND, ADVICE)
     writer.write_result(result)
@@ -196,3 +196,14 @@ def test_an_estimate_run_and_the_anytime_headers_say_what_they_hold(tmp_path: Pa
     header = writer.path.read_text(encoding="utf-8")
     assert k_tuning(header) == result.winner
     assert measured_lines(header)[0].startswith("the search's best so far, NOT confirmed")
+
+
+@pytest.mark.parametrize("cut", ["before_search", "before_confirmation"])
+def test_a_latency_bound_nothing_confirmed_is_said_not_measured(tmp_path: Path, cut: str) -> None:
+    """Whatever ended the run before a confirmation (a busy host's budget, in the CLI test of a
+    bound no channel keeps), the header says the bound it was asked for was not measured."""
+    _, result = tuned(tmp_path, cut)
+    header = written(tmp_path, result, "constraints:\n  max_latency_us: 10ns\n")
+    assert measured_lines(header)[-1] == "constraints.max_latency_us 0.01 us: NOT measured"
+    no_bound = written(tmp_path, result)
+    assert not any("max_latency_us" in line for line in measured_lines(no_bound))
