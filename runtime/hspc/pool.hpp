@@ -50,9 +50,9 @@ namespace hspc {
 // - wait() returns once every producer (those added included) has closed and every event was
 //   handled; then the consumers and the controller have stopped. A producer that never closes:
 //   wait() never returns.
-// - A handler that throws: the first exception is kept, the handler is never called again, and
-//   the pool goes on draining (dropping events), so no producer blocks for ever; wait() rethrows
-//   that exception once, after the pool stops.
+// - A handler that throws: the first exception is kept and no call of the handler begins after
+//   that (calls under way in other consumers finish); the pool goes on draining, dropping events,
+//   so no producer blocks for ever; wait() rethrows that exception once, after the pool stops.
 // - The destructor without wait(): stops the consumers after their current turn and the
 //   controller, without waiting for producers to close; events not yet handled are dropped.
 // - consumers() is the number of consumer threads running at the moment of the call;

@@ -18,16 +18,18 @@ namespace hspc {
 namespace detail {
 
 // A pool's handler and the first exception it threw, kept for wait() to rethrow once. After a
-// throw the handler is not called again (the runs still count as consumed: the pool drains).
+// throw the handler is not called again (its events still count as consumed: the pool drains).
 template <class T>
 class PoolHandler {
  public:
   explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
 
+  // A relaxed load per event (of a word written once): no call begins once a throw is kept.
   void run(const T* events, std::size_t n) noexcept {
-    if (failed_.load(std::memory_order_relaxed)) return;
     try {
-      for (std::size_t i = 0; i < n; ++i) handler_(events[i]);
+      for (std::size_t i = 0; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
+        handler_(events[i]);
+      }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
