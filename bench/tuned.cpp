@@ -38,6 +38,10 @@ void register_tuned(Registrar& r, const Placement& at, std::uint64_t events,
   r.add("throughput/tuned_bulk", &hspc_bench::run_throughput<Bulk, TunedLaunch>,
         pinned(events, at));
   r.add("throughput/tuned_pop", &hspc_bench::run_throughput<Pop, TunedLaunch>, pinned(events, at));
+  // The bulk calls: push(ptr, 256) and pop(ptr, 256), as hspc-gen bench's tuned_runs.
+  using Runs = hspc_bench::RunsOf<TunedChannel>;
+  r.add("throughput/tuned_runs", &hspc_bench::run_throughput<Runs, TunedLaunch>,
+        pinned(events, at));
   r.add("round_trip/tuned", &hspc_bench::run_round_trip<Bulk, TunedLaunch>, pinned(round_trips, at),
         benchmark::kMicrosecond);
 }

@@ -7,7 +7,7 @@ import argparse
 import contextlib
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -26,11 +26,34 @@ from hspc_gen.reports import outcome
 PROG = "hspc-gen"
 
 
+VERBATIM_OPTIONS = ("--cxxflags",)
+"""Options whose value is taken as typed even when it starts with '-' (compiler flags): argparse
+would read `--cxxflags -O3` as a second option and say "expected one argument"."""
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit status 2 like every other bad input."""
+    """argparse, but a usage error is one line and exit status 2 like every other bad input, and
+    the word after a VERBATIM_OPTIONS option is its value whatever it starts with (as getopt)."""
 
     def error(self, message: str) -> NoReturn:
         raise UserError(f"{message} (see {self.prog} --help)")
+
+    def parse_known_args(  # type: ignore[override]  # argparse's overloads; only lists come here
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        return super().parse_known_args(None if args is None else verbatim_values(args), namespace)
+
+
+def verbatim_values(argv: Sequence[str]) -> list[str]:
+    """`--cxxflags -O3` as `--cxxflags=-O3`, so that a value starting with '-' is the value."""
+    words: list[str] = []
+    rest = iter(argv)
+    for word in rest:
+        if word == "--":  # everything after it is positional already
+            return [*words, word, *rest]
+        value = next(rest, None) if word in VERBATIM_OPTIONS else None
+        words.append(word if value is None else f"{word}={value}")
+    return words
 
 
 def tuning_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import (
@@ -14,10 +15,12 @@ from hspc_gen.model import (
     floor_power_of_two,
     next_power_of_two,
 )
-from hspc_gen.units import parse_size
+from hspc_gen.units import format_duration, format_size, parse_duration_ns, parse_size
 
 _SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes", "prefetch_bytes"})
+_DURATION_PARAMS = frozenset({"spin_ns"})
 _MEMORY = ("buffers", "buffer_bytes")
+_Value = TypeVar("_Value", int, float)
 
 
 def domain_error(name: str, value: object) -> str | None:
@@ -25,7 +28,10 @@ def domain_error(name: str, value: object) -> str | None:
     if name in LIMITS:
         limit = LIMITS[name]
         ok = isinstance(value, int) and not isinstance(value, bool) and limit.allows(value)
-        return None if ok else limit.describe()
+        if ok or name not in _DURATION_PARAMS:
+            return None if ok else limit.describe()
+        span = (format_duration(limit.low / 1e9), format_duration(limit.high / 1e9))
+        return f"must be a duration between {span[0]} and {span[1]} (a bare number is in ns)"
     if name in ("producer_cpu", "consumer_cpu"):
         ok = isinstance(value, int) and value >= -1
         return None if ok else "must be a CPU id, or -1 for not pinned"
@@ -72,10 +78,24 @@ def _parse_value(name: str, raw: str) -> int | Primitive:
                 f"--set primitive={raw}: unknown primitive{_suggest(raw, names)}; "
                 f"choose one of {', '.join(names)}"
             ) from None
+    if name in _SIZE_PARAMS:
+        return _parsed(name, raw, parse_size)
+    if name in _DURATION_PARAMS:  # as app.yaml's durations: a bare number is in ns
+        ns = _parsed(name, raw, parse_duration_ns)
+        if ns != int(ns):
+            raise UserError(f"--set {name}={raw}: not a whole number of nanoseconds")
+        return int(ns)
     try:
-        return parse_size(raw) if name in _SIZE_PARAMS else int(raw)
+        return int(raw)
     except ValueError:
         raise UserError(f"--set {name}={raw}: not a whole number") from None
+
+
+def _parsed(name: str, raw: str, parse: Callable[[str], _Value]) -> _Value:
+    try:
+        return parse(raw)
+    except ValueError as err:  # the units' own message: what was wrong and the units allowed
+        raise UserError(f"--set {name}={raw}: {err}") from None
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
@@ -108,9 +128,38 @@ def fit_memory(
             return point.replace(buffers=count)
     buffers = point.buffers if "buffers" in fixed else LIMITS["buffers"].low
     size = point.buffer_bytes if "buffer_bytes" in fixed else one_event
-    told = " and ".join(f"{name}={getattr(point, name)}" for name in fixed if name in _MEMORY)
-    raise UserError(
-        f"--set {told}: {buffers} buffer(s) of {size} B take {buffers * size} B, above"
-        f" constraints.max_buffer_memory ({max_buffer_memory} B); at most"
-        f" {max_buffer_memory // size} buffer(s) of {size} B fit"
+    told = " and ".join(
+        f"{name}={_spelled(name, getattr(point, name))}" for name in fixed if name in _MEMORY
     )
+    raise UserError(
+        f"--set {told}: {buffers} buffer(s) of {format_size(size)} take"
+        f" {format_size(buffers * size)}, above constraints.max_buffer_memory"
+        f" ({format_size(max_buffer_memory)}); what fits: "
+        + _what_fits(buffers, size, max_buffer_memory, one_event)
+    )
+
+
+def _what_fits(buffers: int, size: int, max_buffer_memory: int, one_event: int) -> str:
+    """The nearest channels within the bound, as `--set`s to paste: as many buffers as asked of
+    the largest size that fits them, as many of the size asked as fit, the fewest buffers of the
+    largest size, or the bound that the channel asked for needs."""
+    low, high = LIMITS["buffers"].low, LIMITS["buffers"].high
+    most = min(high, max_buffer_memory // size)
+    pairs = [
+        (buffers, floor_power_of_two(max_buffer_memory // buffers)),
+        (most, size),
+        (low, floor_power_of_two(max_buffer_memory // low)),
+    ]
+    fits = [(n, b) for n, b in dict.fromkeys(pairs) if n >= low and b >= one_event]
+    said = [f"{n} buffers of {_pasted(n, b)}" for n, b in fits]
+    # LIMITS bound buffers * buffer_bytes by 64 * 16 MiB: a bound app.yaml accepts (1 GiB).
+    said.append(f"or constraints.max_buffer_memory: {format_size(buffers * size)} in app.yaml")
+    return ", ".join(said)
+
+
+def _pasted(buffers: int, size: int) -> str:
+    return f"{format_size(size)} (--set buffers={buffers} --set buffer_bytes={format_size(size)})"
+
+
+def _spelled(name: str, value: int | Primitive) -> str:
+    return format_size(value) if name in _SIZE_PARAMS and isinstance(value, int) else str(value)

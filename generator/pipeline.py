@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hspc_gen import params, wiring
+from hspc_gen import params, pinning, wiring
 from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.channel_search import Searched, confirm, remeasure, search
 from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
@@ -84,7 +84,9 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     started = time.monotonic()
     target = target_with_budget(options.target, options.budget)  # target
     host = read_host()  # host
-    fixed = params.parse_overrides(options.overrides)
+    fixed = pinning.completed(
+        params.parse_overrides(options.overrides), target.constraints.pin_threads, host
+    )
     start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
@@ -103,7 +105,9 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
         info = wiring.run_info(
             target, host, options.effort, elapsed, calibrated=calibrated, topology=pairs
         )
-        return _finish(TuneResult(info, start, None, estimated), out, header)
+        return _finish(
+            TuneResult(info, start, None, pinning.agreeing(estimated, start)), out, header
+        )
     with locked(store, started + target.budget, show):  # one measuring run at a time
         pairs = wiring.host_topology(host, store, options.cache, measure=True, show=show)
         context = Context(
@@ -143,15 +147,10 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     )
     searched = search(space, context.start, settings, machinery, on_improve=header.write)
     confirmation = confirm(searched, settings, machinery)  # confirm
-    winner = searched.winner
+    winner = _final_winner(searched, confirmation, settings)
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
     remeasured = None
     if confirmation is not None:
-        winner = (
-            confirmation.step.winner()
-            or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
-            or winner
-        )
         remeasured = remeasure(confirmation, searched, winner, settings, machinery)
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
@@ -168,7 +167,23 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     )
     found = _search_result(searched, (confirmation, remeasured), winner, settings)
     found = replace(found, placement=space.placement_name(winner))
+    if isinstance(advice, ThreadAdvice):  # kTuning's pinning is the advice's (generator/pinning)
+        advice = pinning.agreeing(advice, winner)
     return TuneResult(info, winner, found, advice)
+
+
+def _final_winner(
+    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
+) -> ChannelParams:
+    """The confirmation's winner (under a latency bound, else the least latency's); the
+    search's when nothing was confirmed or the confirmation named none."""
+    if confirmation is None:
+        return searched.winner
+    return (
+        confirmation.step.winner()
+        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+        or searched.winner
+    )
 
 
 def threads_for(
@@ -265,20 +280,23 @@ def compare(
     cache: Path | None,
     show: Show = quiet,
 ) -> Comparison:
-    """`hspc-gen compare`: earlier winners re-measured side by side in paired rounds."""
+    """`hspc-gen compare`: earlier runs' distinct winners re-measured side by side in paired
+    rounds; nothing measured when they all name one."""
     target, host = load_target(target_path), read_host()
     points = [wiring.winner_of(path, target) for path in results]
-    if len(set(points)) < len(points):
-        raise UserError("the results name the same winner: nothing to compare")
+    named = findings.named_winners([str(path) for path in results], points)
+    if len(named) == 1:
+        return Comparison(0, named)
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)
-    batch = make_batch("compare", "compare", points, points[0], rounds)
+    winners = [row.params for row in named]
+    batch = make_batch("compare", "compare", winners, winners[0], rounds)
     wiring.check_outputs(cache=cache)
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
         machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
         evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
-    return findings.comparison(evaluation, [str(p) for p in results], target.objective)
+    return findings.comparison(evaluation, named, target.objective)
 
 
 @dataclass(frozen=True)
@@ -315,6 +333,8 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
             advice, curve = sweep_threads(channel, inputs, where, target.budget)
         else:
             advice, curve = recommend_threads(channel, inputs, where), ()
+    if isinstance(advice, ThreadAdvice):
+        advice = pinning.agreeing(advice, channel)
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))

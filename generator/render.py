@@ -7,6 +7,7 @@ same inputs give the same bytes (sorted includes, no timestamps, no absolute pat
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Mapping
@@ -16,7 +17,7 @@ from importlib import resources
 
 import jinja2
 
-from hspc_gen import __version__
+from hspc_gen import __version__, pinning
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import TunedOn, initializer_lines
@@ -131,7 +132,9 @@ def environment() -> jinja2.Environment:
 
 
 def render_header(spec: HeaderSpec) -> str:
-    """The self-contained `<name>_channel.hpp` for one parameter point."""
+    """The self-contained `<name>_channel.hpp` for one parameter point; its thread advice pins
+    as kTuning does (generator/pinning), whichever advice the writer had at hand."""
+    spec = dataclasses.replace(spec, threads=pinning.agreeing(spec.threads, spec.params))
     runtime = runtime_source()
     return (
         environment()

@@ -1,17 +1,20 @@
-"""What `hspc-gen compare` prints: each winner's rate and its paired speed relative to the first."""
+"""What `hspc-gen compare` prints: each distinct winner's rate and its paired speed relative to
+the first, with the results that share a winner named together; or, when every result names the
+same winner, that there was nothing to measure."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from hspc_gen.model import Figure
+from hspc_gen.model import ChannelParams, Figure
 from hspc_gen.model.result import Comparison
 
 
 def to_json(comparison: Comparison) -> dict[str, Any]:
     rows = [
         {
-            "result": row.label,
+            "results": list(row.labels),
             "params": row.params.as_dict(),
             "events_per_second": None if row.rate is None else interval(row.rate, with_n=True),
             # The first result's cost over this one's: above 1, this one is faster.
@@ -19,7 +22,7 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         }
         for row in comparison.results
     ]
-    return {"rounds": comparison.rounds, "results": rows}
+    return {"rounds": comparison.rounds, "same_winner": comparison.same_winner, "results": rows}
 
 
 def interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
@@ -30,13 +33,32 @@ def interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
 
 
 def render(comparison: Comparison) -> str:
-    lines = ["| result | events/s (median, 95% CI) | speed vs the first (paired, 95% CI) |"]
+    if comparison.same_winner:
+        (only,) = comparison.results
+        return (
+            f"all {len(only.labels)} results name the same winner: nothing to measure\n"
+            f"  {params_text(only.params)}\n"
+        )
+    lines = ["| results | events/s (median, 95% CI) | speed vs the first (paired, 95% CI) |"]
     lines.append("|---|---|---|")
     for row in comparison.results:
         rate = "—" if row.rate is None else figure_text(row.rate, "{:.4g}")
         speed = "—" if row.speed_vs_first is None else figure_text(row.speed_vs_first, "{:.3f}")
-        lines.append(f"| {row.label} | {rate} | {speed} |")
+        lines.append(f"| {', '.join(row.labels)} | {rate} | {speed} |")
+    shared = [row.labels for row in comparison.results if len(row.labels) > 1]
+    if shared:
+        lines.append("")
+        lines += [f"{_listed(labels)} name the same winner: measured once" for labels in shared]
     return "\n".join(lines) + "\n"
+
+
+def params_text(params: ChannelParams) -> str:
+    """The parameters as --set would take them."""
+    return " ".join(f"{name}={value}" for name, value in params.as_dict().items())
+
+
+def _listed(labels: Sequence[str]) -> str:
+    return f"{', '.join(labels[:-1])} and {labels[-1]}"
 
 
 def figure_text(figure: Figure, form: str) -> str:

@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hspc_gen.reports.wording import param_value
+
 Doc = Mapping[str, Any]
 
 LINE_NAMES = {
@@ -83,6 +85,7 @@ class Curves:
     marked: tuple[float, ...] = ()  # x values to point out (the recommendation)
     note: str = ""
     empty: str = ""
+    lines_are: str = ""  # what one line is, for the caption: "primitive", "buffer count"
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,7 @@ def curves(result: Doc) -> Curves:
         series=series,
         levels=_levels(decided[0].get("baselines") or {} if decided else {}),
         note=f"{left} more lines not drawn" if left else "",
+        lines_are="primitive" if by_primitive else "buffer count (of the one primitive measured)",
     )
 
 
@@ -218,7 +222,7 @@ def _levels(lines: Doc) -> tuple[Level, ...]:
 
 
 def _difference(params: Doc, winner: Doc) -> str:
-    changed = [f"{k}={v}" for k, v in sorted(params.items()) if winner.get(k) != v]
+    changed = [f"{k}={param_value(k, v)}" for k, v in sorted(params.items()) if winner.get(k) != v]
     return ", ".join(changed) or "(same point)"
 
 

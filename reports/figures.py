@@ -17,8 +17,10 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
-from hspc_gen.reports.figure_data import Bars, Curves, Forest
+from hspc_gen.reports import figure_scales
+from hspc_gen.reports.figure_data import Bars, Curves, Forest, Interval
 from hspc_gen.reports.figure_topology import Heatmap
 
 if TYPE_CHECKING:
@@ -91,57 +93,102 @@ def _bar_panel(axes: Axes, data: Bars) -> None:
 
 @styled
 def curves(data: Curves, log_x: bool = True) -> bytes:
-    """Lines with interval bars; horizontal reference levels; marked x values."""
-    if not data.series:
-        return words(data.title, data.empty)
+    """Lines with interval bars; horizontal limit lines where they share the data's scale (one
+    far off is named in the legend instead); marked x values. The legend stands beside the
+    plot, so no line runs through it."""
+    return png(curves_figure(data, log_x)) if data.series else words(data.title, data.empty)
+
+
+@styled
+def curves_figure(data: Curves, log_x: bool = True) -> Figure:
+    """`curves`' drawing, before it is a PNG (its axes are checked in the tests)."""
     figure, axes = _figure(4.2)
     for s in data.series:
         errors = [[v.median - v.low for v in s.y], [v.high - v.median for v in s.y]]
         medians = [v.median for v in s.y]
         axes.errorbar(s.x, medians, yerr=errors, label=s.label, marker="o", ms=3, capsize=2)
-    for level, style in zip(data.levels, ("--", "-.", ":"), strict=False):
-        axes.axhline(level.value, color="#555555", linestyle=style, label=level.label)
+    fitted = figure_scales.fit_levels(data.series, data.levels)
+    styles = dict(zip(data.levels, ("--", "-.", ":"), strict=False))
+    for level in fitted.drawn:
+        axes.axhline(level.value, color="#555555", linestyle=styles[level], label=level.label)
+    for side, off in (("above", fitted.above), ("below", fitted.below)):
+        for level in off:  # a legend entry without a line in view: its value, and where
+            label = f"{level.label}: {level.value:.4g}, off the scale ({side})"
+            axes.plot([], [], color="#555555", linestyle=styles[level], label=label)
     for x in data.marked:
         axes.axvline(x, color=COLOURS["tuned"], linewidth=1.0, label="recommended")
     if log_x:
         axes.set_xscale("log", base=2)
+    axes.set_ylim(fitted.low, fitted.high)
     axes.set_xlabel(data.x_axis)
     axes.set_ylabel(data.y_axis)
     axes.set_title(data.title, loc="left")
-    axes.legend(fontsize=7, loc="best")
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
-    return png(figure)
+    return figure
 
 
 @styled
 def forest(data: Forest) -> bytes:
-    """Each candidate's paired cost ratio to its step's winner, with the step's margin band."""
-    if not data.rows:
-        return words(data.title, data.empty)
-    figure, axes = _figure(1.2 + 0.22 * len(data.rows))
+    """Each candidate's paired cost ratio to its step's winner, with the step's margin band, on
+    a ratio axis fitted to them (a candidate far off is written at the edge)."""
+    return png(forest_figure(data)) if data.rows else words(data.title, data.empty)
+
+
+@styled
+def forest_figure(data: Forest) -> Figure:
+    """`forest`'s drawing, before it is a PNG (its axes are checked in the tests)."""
+    figure, axes = _figure(1.4 + 0.22 * len(data.rows))
+    limits = figure_scales.forest_limits(data)
     ys = list(range(len(data.rows)))[::-1]
     margin = dict(data.margins)
     for y, row in zip(ys, data.rows, strict=True):
         delta = margin.get(row.step, 0.0)
         axes.fill_betweenx([y - 0.45, y + 0.45], 1 / (1 + delta), 1 + delta, color="#eeeeee")
         colour = COLOURS["tuned"] if row.winner else (TIE_COLOUR if row.tied else COLOURS["step"])
-        r = row.ratio
-        xerr = [[r.median - r.low], [r.high - r.median]]
-        axes.errorbar([r.median], [y], xerr=xerr, fmt="o", color=colour, ms=4, capsize=2)
+        _forest_point(axes, y, row.ratio, colour, limits)
     axes.axvline(1.0, color="#333333", linewidth=0.8)
     labels = [
         f"{r.step} | {r.label}{' (tie)' if r.tied and not r.winner else ''}" for r in data.rows
     ]
     axes.set_yticks(ys, labels, fontsize=7)
+    axes.set_ylim(-0.6, len(data.rows) - 0.4)
     axes.set_xscale("log")
+    axes.set_xlim(*limits)
+    axes.xaxis.set_major_locator(FixedLocator(figure_scales.ratio_ticks(limits)))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: figure_scales.ratio_label(x)))
+    axes.xaxis.set_minor_locator(NullLocator())  # a log axis's minor labels crowd a short range
     axes.set_xlabel(
-        "cost over the winner's, paired by round (above 1: slower); grey: the step's margin"
+        "cost over the winner's, paired by round (above 1: slower)\ngrey: the step's margin"
     )
     figure.suptitle(data.title, x=0.01, ha="left", fontsize=10)  # long row labels: the figure's
     if data.note:
         figure.supxlabel(data.note, fontsize=8, x=0.01, ha="left")
-    return png(figure)
+    return figure
+
+
+def _forest_point(
+    axes: Axes, y: float, r: Interval, colour: str, limits: tuple[float, float]
+) -> None:
+    """One row's median and interval; a median off the axis is drawn at its edge, its ratio
+    written beside it."""
+    if figure_scales.off_scale(r.median, limits):
+        edge = limits[1] if r.median > limits[1] else limits[0]
+        marker = ">" if edge == limits[1] else "<"
+        axes.plot([edge], [y], marker=marker, color=colour, ms=5, clip_on=False)
+        axes.annotate(
+            figure_scales.ratio_label(float(f"{r.median:.3g}")),
+            (edge, y),
+            xytext=(-4 if edge == limits[1] else 4, 0),
+            textcoords="offset points",
+            ha="right" if edge == limits[1] else "left",
+            va="center",
+            fontsize=7,
+        )
+        return
+    xerr = [[r.median - r.low], [r.high - r.median]]
+    axes.errorbar([r.median], [y], xerr=xerr, fmt="o", color=colour, ms=4, capsize=2)
 
 
 MAX_TICKED_CPUS = 32  # beyond, every CPU's number on the axes runs together

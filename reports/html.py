@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from hspc_gen.reports import figure_data, figure_threads, figure_topology, figures
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE, Doc
+from hspc_gen.reports.wording import TRAIL_COLUMNS, duration, param_value, placement, trail_row
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Panel:
 def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
     drawn = (
         (ROADMAP, lambda: figures.bars(figure_data.roadmap(result))),
-        (CURVES, lambda: figures.curves(figure_data.curves(result))),
+        (_curves_caption(result), lambda: figures.curves(figure_data.curves(result))),
         (FOREST, lambda: figures.forest(figure_data.forest(result))),
         (THREADS, lambda: figures.curves(figure_threads.threads(result), log_x=False)),
         (PEERS, lambda: figures.bars((figure_threads.peers(result, bench),))),
@@ -41,6 +42,16 @@ def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
     )
 
 
+def _curves_caption(result: Doc) -> str:
+    """The buffer figure's caption, naming what its lines are as drawn: a line per primitive,
+    or per buffer count where the step measured one primitive (Stage One's)."""
+    try:
+        lines_are = figure_data.curves(result).lines_are or "primitive"
+    except Exception:  # a document the figure cannot read: the figure says so itself
+        lines_are = "primitive"
+    return CURVES.format(lines_are=lines_are)
+
+
 ROADMAP = (
     "After the paper's Figure 1: what the producer and consumer loops reach alone (and, beside"
     " the confirmation, both at once without a channel: p0), then the winner of each step of the"
@@ -48,8 +59,9 @@ ROADMAP = (
 )
 CURVES = (
     "After the paper's Figures 3-8: the step that tried the most buffer sizes, events/s against"
-    " the bytes per buffer, one line per primitive; the dashed lines are the paper's Optimal,"
-    " Achievable and Upper bound where the target has work to time them with."
+    " the bytes per buffer, one line per {lines_are}; the dashed lines are the paper's Optimal,"
+    " Achievable and Upper bound where the target has work to time them with (one far from the"
+    " measured points is named in the legend, off the scale, rather than drawn)."
 )
 FOREST = (
     "Every step's candidates as their cost over the step's winner, paired round by round, with"
@@ -100,12 +112,52 @@ def _figure_html(panel: Panel, image: bytes) -> str:
 
 
 def _winner_html(result: Doc) -> str:
-    params = (result.get("winner") or {}).get("params") or {}
-    cells = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
-        for k, v in sorted(params.items())
-    )
+    winner = result.get("winner") or {}
+    params = winner.get("params") or {}
+    rows = [(str(k), param_value(str(k), v)) for k, v in sorted(params.items())]
+    if winner.get("placement"):
+        cpus = (params.get("producer_cpu"), params.get("consumer_cpu"))
+        rows.append(("placement", placement(str(winner["placement"]), *cpus)))
+    cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f"<table><caption>the chosen channel</caption>{cells}</table>\n"
+
+
+def _caveats_html(result: Doc) -> str:
+    """The caveats the result carries: the summary's notes, word for word."""
+    said = result.get("caveats")
+    if said is None:
+        items = [
+            ("note", "This result does not list its caveats (an older hspc-gen wrote it): the"
+             " hspc-summary.md written with it has them.")
+        ]  # fmt: skip
+    else:
+        items = [
+            (str(c.get("kind", "note")), str(c.get("text", "")))
+            for c in said
+            if isinstance(c, Mapping)
+        ]
+    if not items:
+        return ""
+    listed = "".join(
+        f'<li class="caveat {html.escape(kind)}">{html.escape(text)}</li>' for kind, text in items
+    )
+    return f'<section id="caveats"><h2>Caveats</h2><ul>{listed}</ul></section>\n'
+
+
+def _trail_html(result: Doc) -> str:
+    """The per-step table, cell for cell the summary's."""
+    decisions = result.get("decisions") or ()
+    if not decisions:
+        return ""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in TRAIL_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in trail_row(d)) + "</tr>"
+        for d in decisions
+    )
+    return (
+        f'<table id="trail"><caption>each step of the search</caption><tr>{head}</tr>{body}'
+        "</table>\n"
+    )
 
 
 def render(result: Doc, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -> str:
@@ -116,20 +168,22 @@ def render(result: Doc, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -
         f"{target.get('event_bytes', '?')}-byte events, objective {target.get('objective', '?')};"
         f" host {host.get('model_name', '?')} ({len(host.get('logical_cpus') or ())} CPUs,"
         f" fingerprint {result.get('fingerprint', '?')}); effort {result.get('effort', '?')},"
-        f" {result.get('elapsed_seconds', '?')} s; hspc-gen {result.get('tool', {}).get('version')}"
+        f" {duration(result)}; hspc-gen {result.get('tool', {}).get('version')}"
     )
     body = "".join(_figure_html(p, images[p.file]) for p in shown)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>"
         f"<h1>{html.escape(title)}</h1><p>{html.escape(facts)}</p>\n"
-        f"{_winner_html(result)}{body}</body></html>\n"
+        f"{_caveats_html(result)}{_winner_html(result)}{_trail_html(result)}{body}"
+        "</body></html>\n"
     )
 
 
 STYLE = (
     "body{font-family:sans-serif;max-width:960px;margin:2em auto;color:#222}"
     "img{max-width:100%}"
-    "table{border-collapse:collapse}th,td{padding:2px 8px;text-align:left;"
-    "border-bottom:1px solid #ddd}"
+    "table{border-collapse:collapse;margin:1em 0}th,td{padding:2px 8px;text-align:left;"
+    "border-bottom:1px solid #ddd}caption{text-align:left;font-weight:bold}"
+    "li.caveat{margin:0.3em 0}"
 )

@@ -18,6 +18,7 @@ from hspc_gen.model.result import (
     TuneResult,
 )
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.threads import advice_json
 
 RESULT_SCHEMA_VERSION = 3
@@ -28,12 +29,15 @@ over its step's winner (cost_vs_winner), each step's limit lines from its own ro
 p0_parallel among them; why an efficiency that cannot be true is not given
 (efficiency_unresolved), what was measured of one reported at the bound 1.0 (efficiency_at_bound)
 and why the figures are a second measurement's (remeasured); where the
-winner's threads run, in words (winner.placement: unpinned, a measured class, or pinned)."""
+winner's threads run, in words (winner.placement: unpinned, a measured class, or pinned);
+what a person must know before trusting the figures (caveats: kind and text, the summary's notes
+word for word, for the HTML page to state)."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
     """The whole hspc-result.json."""
     out = _common(result.run)
+    out["caveats"] = [{"kind": str(c.kind), "text": c.text} for c in caveats(result)]
     search = result.search
     if search is None:
         out.update(

@@ -7,10 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from hspc_gen.model import ChannelParams, Figure, HostTimings
-from hspc_gen.model.result import Confirmed, SearchResult, Step, TuneResult
+from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.reports import result as result_report
 from hspc_gen.reports import threads as threads_report
+from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
+from hspc_gen.reports.wording import TRAIL_COLUMNS, param_value, placement, trail_row
 
 
 def _si(value: float) -> str:
@@ -81,20 +84,18 @@ def _us(figure: Figure) -> str:
     return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
 
 
-def _placement(winner: ChannelParams, placement: str) -> list[str]:
+def _placement(winner: ChannelParams, where: str) -> list[str]:
     """Where the winner's threads run, when the search placed them (one line, then a blank)."""
-    if not placement or placement == "unpinned":
-        return ["Placement: unpinned (the scheduler places the threads).", ""] if placement else []
-    where = f"producer on CPU {winner.producer_cpu}, consumer on CPU {winner.consumer_cpu}"
-    kind = "a pinned pair" if placement == "pinned" else f"the measured class {placement}"
-    return [f"Placement: {where} ({kind}).", ""]
+    if not where:
+        return []
+    return [f"Placement: {placement(where, winner.producer_cpu, winner.consumer_cpu)}.", ""]
 
 
 def _params(result: TuneResult) -> list[str]:
     return [
         "| parameter | value |",
         "|---|---|",
-        *(f"| {name} | {value} |" for name, value in result.winner.as_dict().items()),
+        *(f"| {k} | {param_value(k, v)} |" for k, v in result.winner.as_dict().items()),
     ]
 
 
@@ -133,7 +134,7 @@ def _measured(search: SearchResult) -> list[str]:
 def _efficiency(confirmed: Confirmed) -> list[str]:
     efficiency = confirmed.efficiency
     if confirmed.unresolved:
-        return [f"- efficiency: unresolved: {confirmed.unresolved}, which cannot be"]
+        return ["- efficiency: unresolved (why: in the notes below)"]
     if efficiency is None:
         return []
     interval = f"95% CI {efficiency.ci95_low:.3f} to {efficiency.ci95_high:.3f}"
@@ -161,28 +162,14 @@ def _latency_line(bound_ns: float, p99: Figure | None) -> str:
 
 
 def _trail(search: SearchResult) -> list[str]:
-    lines = [
-        "| stage | step | screened | rounds | margin | host noise | disturbed | winner |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for step in search.trail:
-        screened = f"{step.screened} of {step.proposed}"
-        rounds = f"{step.rounds} of {step.planned_rounds}" if step.cut else f"{step.rounds}"
-        lines.append(
-            f"| {step.stage} | {step.step} | {screened} | {rounds} | {_share(step.margin)}"
-            f" | {_share(step.host_noise)} | {step.disturbed:.0%} | {step.winner or 'none'} |"
-        )
+    """The per-step table, cell for cell the HTML page's (both from the result's steps)."""
+    lines = [f"| {' | '.join(TRAIL_COLUMNS)} |", f"|{'---|' * len(TRAIL_COLUMNS)}"]
+    lines += [f"| {' | '.join(trail_row(result_report.step(s)))} |" for s in search.trail]
     return lines
 
 
-def _share(value: float) -> str:
-    return f"{value:.1%}" if math.isfinite(value) else "—"
-
-
 def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
-    if isinstance(advice, ThreadFailure):
-        return ["", f"Threads: not measured ({advice.status}); the header's advice is estimated."]
-    if advice.evidence is None:
+    if isinstance(advice, ThreadFailure) or advice.evidence is None:  # a caveat says why
         return []
     return [
         "",
@@ -193,77 +180,6 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
         *([f"Threads {flat}."] if (flat := threads_report.flat_range(advice.evidence)) else []),
         *([f"Threads: {why}."] if (why := threads_report.oversubscribed(advice)) else []),
     ]
-
-
-WIDE_FLOOR = 0.05
-"""An A/A floor above this is wide enough to ask whether the host or the channel made it."""
-
-
-def _host_was_noisy(step: Step) -> bool:
-    """A wide A/A floor that the channel-free baselines' own noise explains (at least half)."""
-    wide = math.isfinite(step.noise_floor) and step.noise_floor > WIDE_FLOOR
-    return wide and step.host_noise >= step.noise_floor / 2
-
-
-def _budget_note(search: SearchResult) -> str:
-    """Which races the budget cut short, when every step ran; else that the budget ran out."""
-    cut = [s for s in search.trail if s.cut]
-    left_out = search.step_left_out or any(s.screened < s.proposed for s in search.trail)
-    if cut and not left_out:
-        steps = ", ".join(f"{s.step} ({s.rounds} of {s.planned_rounds} rounds)" for s in cut)
-        return (
-            f"The budget cut short the race of {steps}: every step ran, and each decided on the"
-            " rounds it had, as precisely as its margin says."
-        )
-    return "The budget ran out: the result is the best finished so far."
-
-
-def _notes(result: TuneResult, search: SearchResult) -> list[str]:
-    notes = []
-    if search.budget_exhausted:
-        notes.append(_budget_note(search))
-    if noisy := [s for s in search.trail if _host_was_noisy(s)]:
-        steps = ", ".join(
-            f"{s.step} (A/A floor {s.noise_floor:.1%}, host noise {s.host_noise:.1%})"
-            for s in noisy
-        )
-        notes.append(
-            f"The host itself was noisy during {steps}: two single-threaded programs without a"
-            " channel varied about as much as the channel did."
-        )
-    if result.run.busy:
-        notes.append(
-            f"The machine was busy (other processes used {result.run.other_cpus:.2f} CPUs):"
-            " comparisons were less precise than on a quiet machine; what it measured is"
-            " measured again by a run on a quiet machine."
-        )
-    notes.extend(_failures(search))
-    if search.cached_plans:
-        notes.append(
-            f"{search.cached_plans} plan(s) replayed from the record store, "
-            f"{search.measured_plans} measured."
-        )
-    run = result.run
-    if run.elapsed_seconds > run.budget_seconds:
-        over = run.elapsed_seconds - run.budget_seconds
-        notes.append(
-            f"It took {run.elapsed_seconds:.1f} s of a {run.budget_seconds:g} s budget"
-            f" ({over:.1f} s over: the last step's estimate was short)."
-        )
-    return notes
-
-
-def _failures(search: SearchResult) -> list[str]:
-    """One line per kind of failure (the same cause in many candidates is one line)."""
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for failure in search.failures:
-        grouped.setdefault((str(failure.status), failure.cause), []).append(failure.id)
-    lines = []
-    for (status, cause), arms in grouped.items():
-        who = f"Candidate {arms[0]}" if len(arms) == 1 else f"{len(arms)} candidates"
-        because = f": {cause}" if cause else ""
-        lines.append(f"{who}: {status}{because} (recorded, left out).")
-    return lines
 
 
 def render(result: TuneResult, figures: bool = False) -> str:
@@ -280,21 +196,13 @@ def render(result: TuneResult, figures: bool = False) -> str:
         "",
     ]
     search = result.search
-    if search is None:
-        lines.append("Not measured: parameters come from the host heuristics (--effort estimate).")
-    elif search.confirmed is None and not search.trail:
-        lines.append(
-            "Not measured: the budget ran out before a batch could be measured; parameters "
-            "come from the host heuristics."
-        )
-    else:
+    if search is not None and (search.confirmed is not None or search.trail):
         lines += [*_placement(result.winner, search.placement)]
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)
-    notes = [*(_notes(result, search) if search is not None else []), *result.run.notes]
-    if notes:
-        lines += ["", *(f"- {note}" for note in notes)]
+    if said := caveats(result):
+        lines += ["", *(f"- {caveat.text}" for caveat in said)]
     if figures:
         lines += ["", "## Figures", "", f"Each explained in [{REPORT_FILE}]({REPORT_FILE}).", ""]
         lines += [f"![{heading}]({name})" for name, heading in FIGURES.items()]

@@ -234,24 +234,34 @@ def _figure(figure: Figure) -> Figure | None:
     return None if figure.n == 0 or math.isnan(figure.median) else figure
 
 
-def comparison(evaluation: Evaluation, labels: Sequence[str], objective: Objective) -> Comparison:
-    """`hspc-gen compare`: each winner's rate, and its speed relative to the first, paired by
-    round (the first's cost over this one's: above 1, this one is faster)."""
+def named_winners(labels: Sequence[str], winners: Sequence[ChannelParams]) -> tuple[Compared, ...]:
+    """The distinct winners, in the order first named, each with every result that names it;
+    not measured yet."""
+    named: dict[ChannelParams, list[str]] = {}
+    for label, params in zip(labels, winners, strict=True):
+        named.setdefault(params, []).append(label)
+    return tuple(Compared(tuple(names), params, None, None) for params, names in named.items())
+
+
+def comparison(
+    evaluation: Evaluation, named: Sequence[Compared], objective: Objective
+) -> Comparison:
+    """`hspc-gen compare`: each distinct winner's rate, and its speed relative to the first,
+    paired by round (the first's cost over this one's: above 1, this one is faster)."""
     batch, summaries = evaluation.step.batch, evaluation.step.decision.summaries
     by_arm = stats.group_by_arm(evaluation.race.samples)
     metric = metric_for(objective)
     reference = by_arm.get(batch.candidates[0].id, ())
     rows = []
-    for label, candidate in zip(labels, batch.candidates, strict=True):
+    for row, candidate in zip(named, batch.candidates, strict=True):
         ratio = stats.compare(by_arm.get(candidate.id, ()), reference, metric)
         speed = (
             None
             if ratio.n == 0
             else Figure(1 / ratio.ratio, 1 / ratio.ci_high, 1 / ratio.ci_low, ratio.n)
         )
-        rows.append(
-            Compared(label, candidate.params, _measured(summaries.get(candidate.id)), speed)
-        )
+        rate = _measured(summaries.get(candidate.id))
+        rows.append(dataclasses.replace(row, rate=rate, speed_vs_first=speed))
     return Comparison(evaluation.race.rounds, tuple(rows))
 
 

@@ -157,9 +157,9 @@ class TuneResult:
 
 @dataclass(frozen=True)
 class Compared:
-    """One earlier winner re-measured by `hspc-gen compare`."""
+    """One distinct winner of earlier runs, re-measured by `hspc-gen compare`."""
 
-    label: str
+    labels: tuple[str, ...]  # the results that name this winner, in the order they were given
     params: ChannelParams
     rate: Summary | None
     speed_vs_first: Figure | None  # the first's cost over this one's: above 1, this is faster
@@ -167,5 +167,9 @@ class Compared:
 
 @dataclass(frozen=True)
 class Comparison:
-    rounds: int
-    results: tuple[Compared, ...]
+    rounds: int  # 0: nothing measured, for every result names the same winner
+    results: tuple[Compared, ...]  # one per distinct winner, in the order first named
+
+    @property
+    def same_winner(self) -> bool:
+        return len(self.results) == 1

@@ -107,9 +107,22 @@ def _compile(project: Project, root: Path) -> tuple[int, str, Path]:
             [tool("meson"), "setup", *project.options, str(build_dir), str(source_dir)]
         )
         if code != 0:
-            return code, log, build_dir / EXECUTABLE
+            return code, log + _setup_errors(build_dir), build_dir / EXECUTABLE
     code, out = _run([tool("ninja"), "-C", str(build_dir), "-k", "0", "-j", str(JOBS)])
     return code, log + out, build_dir / EXECUTABLE
+
+
+def _setup_errors(build_dir: Path) -> str:
+    """The compiler's own complaints from a failed `meson setup`: Meson prints only "cannot
+    compile programs" and where its log is; the flag the compiler rejected ("c++: error:
+    unrecognized command-line option '-fbogus'") is in that log."""
+    meson_log = build_dir / "meson-logs" / "meson-log.txt"
+    try:
+        lines = meson_log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    errors = list(dict.fromkeys(line for line in lines if ": error: " in line))
+    return "".join(f"{line}\n" for line in errors)
 
 
 def build(

@@ -4,6 +4,7 @@ it: what it logged to the console, and whether each image decoded."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,10 +21,16 @@ class Opened:
     console: tuple[str, ...]  # every console or network error the page caused
     images: tuple[tuple[str, int], ...]  # each <img>: its alt text and decoded width (0: broken)
     title: str
+    text: str = ""  # the page's text as rendered (innerText: what a reader sees, no markup)
 
 
 def open_page(page: Path, screenshot: str) -> Opened:
     """Open `page` in headless Chromium; keep a screenshot under build/test-artifacts/."""
+    return open_pages(((page, screenshot),))[0]
+
+
+def open_pages(pages: Sequence[tuple[Path, str]]) -> tuple[Opened, ...]:
+    """Open each page with its screenshot's name, one after the other in one browser."""
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
@@ -32,14 +39,20 @@ def open_page(page: Path, screenshot: str) -> Opened:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
-        driver.get(page.resolve().as_uri())
-        images = driver.execute_script(
-            "return [...document.images].map(i => [i.alt, i.complete ? i.naturalWidth : 0])"
-        )
-        logged = driver.get_log("browser")  # type: ignore[no-untyped-call]
-        errors = [e["message"] for e in logged if e["level"] == "SEVERE"]
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        driver.save_screenshot(str(ARTIFACTS / screenshot))
-        return Opened(tuple(errors), tuple((str(a), int(w)) for a, w in images), driver.title)
+        return tuple(_opened(driver, page, screenshot) for page, screenshot in pages)
     finally:
         driver.quit()
+
+
+def _opened(driver: webdriver.Chrome, page: Path, screenshot: str) -> Opened:
+    driver.get(page.resolve().as_uri())
+    images = driver.execute_script(
+        "return [...document.images].map(i => [i.alt, i.complete ? i.naturalWidth : 0])"
+    )
+    text = driver.execute_script("return document.body.innerText")
+    logged = driver.get_log("browser")  # type: ignore[no-untyped-call]
+    errors = [e["message"] for e in logged if e["level"] == "SEVERE"]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(ARTIFACTS / screenshot))
+    shown = tuple((str(a), int(w)) for a, w in images)
+    return Opened(tuple(errors), shown, driver.title, str(text))

@@ -68,6 +68,28 @@ def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
     assert not out.exists() or listing(out) == []
 
 
+@pytest.mark.parametrize("flags", [("--cxxflags", "-fbogus"), ("--cxxflags=-O3 -fbogus",)])
+def test_a_flag_the_compiler_rejects_is_named_in_the_compilers_own_words(
+    estimated: Path, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """One flag after --cxxflags is its value (argparse alone says "expected one argument"), and
+    the compiler's line is the message, not where Meson's log is."""
+    out = tmp_path / "out"
+    args = ("--target", EXAMPLE, "--from", estimated / "hspc-result.json", "--out", out)
+    done = bench(*args, *flags, "--cache", tmp_path / "cache")
+    assert_one_clear_error(done, "did not build with --cxxflags", "-fbogus")
+    assert "unrecognized command-line option" in done.stderr
+    assert "meson-log.txt" not in done.stderr and "cannot compile programs" not in done.stderr
+    assert not out.exists() or listing(out) == []
+
+
+@pytest.mark.parametrize("flags", ["-O3", "-O3 -march=native", "--std=c++20"])
+def test_cxxflags_takes_one_flag_as_its_value(tmp_path: Path, flags: str) -> None:
+    # Past the parsing, the next check is the missing result: the flags were taken.
+    done = bench("--target", EXAMPLE, "--out", tmp_path, "--cxxflags", flags)
+    assert_one_clear_error(done, "no result at")
+
+
 def test_bench_without_a_result_or_with_bad_rounds_says_what_is_missing(tmp_path: Path) -> None:
     assert_one_clear_error(bench("--target", EXAMPLE, "--out", tmp_path), "no result at")
     assert_one_clear_error(

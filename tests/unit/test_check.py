@@ -17,7 +17,7 @@ import pytest
 from test_cli import SYSFS, assert_one_clear_error, hspc_gen
 
 from hspc_gen import __version__
-from hspc_gen.check import differences
+from hspc_gen.check import differences, model_name_matches
 from hspc_gen.host import read_host
 from hspc_gen.host_sysfs import read_cpuinfo
 from hspc_gen.provenance import TunedOn, initializer_lines, tuned_on
@@ -66,7 +66,8 @@ def test_another_host_is_named_with_both_fingerprints(header: Path) -> None:
     host = (
         f"  host: tuned on '{live.model_name}; {len(live.logical_cpus)} CPU(s)' (fingerprint "
         f"{live.fingerprint}), this host is 'Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz; 32 "
-        f"CPU(s)' (fingerprint {other.fingerprint})"
+        f"CPU(s)' (fingerprint {other.fingerprint}): the CPU model and the number of online "
+        "CPUs differ"
     )
     kernel = f"  kernel: tuned on '{live.kernel}', this host runs 'recorded'"
     assert done.stdout.splitlines()[2:] == [kernel, host]
@@ -105,14 +106,52 @@ def test_a_host_that_differs_in_its_kernel_only_is_not_called_another_host() -> 
 
 
 def test_the_same_model_and_count_with_other_caches_says_so() -> None:
+    """Not another host as the header's own check sees one (it compares the model and count),
+    but another machine behind them: named as a topology of its own."""
     host = read_host(OTHER_HOST)
-    record = tuned_on(dataclasses.replace(host, caches=host.caches[1:]))
+    other = dataclasses.replace(host, caches=host.caches[1:])
+    record = tuned_on(other)
     (found,) = differences(record, host)
-    assert found.what == "host"
-    assert "this host is 'Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz; 32 CPU(s)' too, with " in (
-        found.text
+    assert found.line == (
+        "topology: tuned on 'Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz; 32 CPU(s)' too, with "
+        f"another topology or other caches (fingerprint {other.fingerprint}, this host's "
+        f"{host.fingerprint})"
     )
-    assert "another topology or other caches" in found.text
+    # Tuned there on another kernel as well: the kernel is named, the caches still differ.
+    older = tuned_on(dataclasses.replace(other, kernel="5.10.0-old"))
+    assert [d.what for d in differences(older, host)] == ["kernel", "topology"]
+
+
+def test_a_record_whose_model_or_count_was_edited_names_the_field_not_a_fingerprint() -> None:
+    """Issue 24: the fingerprint covers the model and the CPUs, so an edited record keeps this
+    host's fingerprint; it is not printed on both sides as if it told the two apart."""
+    host = read_host(OTHER_HOST)
+    record = dataclasses.replace(tuned_on(host), logical_cpus=4)
+    (found,) = differences(record, host)
+    assert found.line == (
+        "host: tuned on 'Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz; 4 CPU(s)', this host is "
+        f"'Intel(R) Xeon(R) Silver 4110 CPU @ 2.10GHz; 32 CPU(s)' (the fingerprint "
+        f"{host.fingerprint} on both, so the record was edited): the number of online CPUs differs"
+    )
+    renamed = dataclasses.replace(record, model_name="Edited", logical_cpus=32)
+    assert differences(renamed, host)[0].text.endswith(": the CPU model differs")
+
+
+@pytest.mark.parametrize(
+    ("tuned", "this_host", "same"),
+    [
+        ("AMD EPYC 7B13", "AMD EPYC 7B13", True),
+        ("AMD EPYC 7B13 ", "AMD EPYC 7B13", False),
+        ("AMD EPYC 7B13\0 edited", "AMD EPYC 7B13", True),  # strcmp stops at the NUL
+        ("x" * 255, "x" * 300, True),  # the header cuts this host's name to 255 bytes
+        ("x" * 300, "x" * 300, False),  # and then never matches a longer record
+        ("Ärger", "Ärger", True),
+    ],
+)
+def test_the_model_name_is_compared_as_the_header_compares_it(
+    tuned: str, this_host: str, same: bool
+) -> None:
+    assert model_name_matches(tuned, this_host) is same
 
 
 def _cut(text: str, before: str) -> str:
@@ -208,3 +247,46 @@ def test_the_headers_own_check_matches_on_this_host_and_not_on_another(
     matched, model, cpus, reason = _run_check(other, tmp_path)
     assert (matched, model, cpus) == ("0", live.model_name, str(len(live.logical_cpus)))
     assert reason == "the CPU model and the number of online CPUs differ from the tuning host's"
+
+
+EDITS: dict[str, tuple[Callable[[TunedOn], TunedOn], list[str]]] = {
+    "hspc_gen_version": (lambda r: dataclasses.replace(r, hspc_gen_version="0.0.9"), ["hspc-gen"]),
+    "fingerprint": (lambda r: dataclasses.replace(r, fingerprint="0123456789abcdef"), ["topology"]),
+    "compiler": (lambda r: dataclasses.replace(r, compiler="clang version 99.0.0"), ["compiler"]),
+    "kernel": (lambda r: dataclasses.replace(r, kernel="9.9.9-edited"), ["kernel"]),
+    "model_name": (lambda r: dataclasses.replace(r, model_name="Edited CPU @ 9.99GHz"), ["host"]),
+    "model_name, a space added": (
+        lambda r: dataclasses.replace(r, model_name=r.model_name + " "),
+        ["host"],
+    ),
+    "logical_cpus": (lambda r: dataclasses.replace(r, logical_cpus=r.logical_cpus + 1), ["host"]),
+    "model_name and logical_cpus": (
+        lambda r: dataclasses.replace(r, model_name="Edited", logical_cpus=r.logical_cpus * 4),
+        ["host"],
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("field", sorted(EDITS))
+def test_check_and_the_headers_own_check_agree_on_every_edited_field(
+    header: Path, tmp_path: Path, field: str
+) -> None:
+    """Issue 24: an edited model name or CPU count left `hspc-gen check` at exit 0 while the
+    header's tuned_host_matches() said another host, and an edited kernel or compiler was called
+    another host with one fingerprint on both sides. Each field of kTunedOn edited in a header
+    the estimate wrote: check names that field, says "another host" exactly when the header's
+    own check finds one, and never shows one fingerprint as two hosts'."""
+    edit, expected = EDITS[field]
+    edited = with_record(header, edit(tuned_on(read_host())), tmp_path / "edited.hpp")
+    done = hspc_gen("check", edited)
+    assert done.returncode == 1, done.stdout + done.stderr
+    document = json.loads(hspc_gen("check", edited, "--json").stdout)
+    whats = [d["what"] for d in document["differences"]]
+    assert whats == expected
+    matched = _run_check(edited, tmp_path)[0] == "1"
+    said_elsewhere = "tuned on another host;" in done.stdout.splitlines()[0]
+    assert said_elsewhere is ("host" in whats) is (not matched)
+    for line in done.stdout.splitlines()[2:]:
+        prints = re.findall(r"\b[0-9a-f]{16}\b", line)
+        assert len(prints) == len(set(prints)), line

@@ -181,22 +181,6 @@ def test_threads_refuses_a_bad_target_and_a_file_that_is_not_a_result(tmp_path: 
     assert_one_clear_error(late, "--budget")
 
 
-def test_the_memory_bound_holds_for_the_estimate_and_set_cannot_break_it(tmp_path: Path) -> None:
-    (tmp_path / "app.yaml").write_text(
-        "name: small\nevent:\n  size: 8\nconstraints:\n  max_buffer_memory: 512B\n"
-    )
-    done = hspc_gen("--target", "app.yaml", "--effort", "estimate", "--json", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    chosen = json.loads(done.stdout)["winner"]["params"]
-    assert chosen["buffers"] * chosen["buffer_bytes"] <= 512
-    header = (tmp_path / "small_channel.hpp").read_text()
-    assert f"/*buffer_bytes=*/{chosen['buffer_bytes']}," in header.replace(" ", "")
-    before = listing(tmp_path)
-    refused = hspc_gen("--target", "app.yaml", "--set", "buffers=64", cwd=tmp_path)
-    assert_one_clear_error(refused, "--set buffers=64", "max_buffer_memory (512 B)", "at most 8")
-    assert listing(tmp_path) == before
-
-
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

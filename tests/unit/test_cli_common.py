@@ -8,7 +8,7 @@ import pty
 import subprocess
 import sys
 
-from hspc_gen.cli_common import live_line
+from hspc_gen.cli_common import live_line, verbatim_values
 from hspc_gen.model import Figure
 from hspc_gen.model.progress import Progress
 
@@ -63,3 +63,10 @@ def test_off_a_terminal_nothing_is_said() -> None:
         [sys.executable, "-c", TELL], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stderr == "" and done.stdout == "done\n"
+
+
+def test_the_word_after_cxxflags_is_its_value_whatever_it_starts_with() -> None:
+    assert verbatim_values(["--cxxflags", "-O3", "--json"]) == ["--cxxflags=-O3", "--json"]
+    assert verbatim_values(["--cxxflags=-O2", "-x"]) == ["--cxxflags=-O2", "-x"]
+    assert verbatim_values(["--cxxflags"]) == ["--cxxflags"]  # argparse says what is missing
+    assert verbatim_values(["--", "--cxxflags", "-O3"]) == ["--", "--cxxflags", "-O3"]

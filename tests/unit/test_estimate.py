@@ -53,7 +53,7 @@ def test_free_parameters_give_way_to_the_memory_bound_and_fixed_ones_are_refused
     assert (fitted.buffers, fitted.buffer_bytes) == (64, 128)
     big = point.replace(buffer_bytes=4096)
     assert fit_memory(big, {"buffer_bytes": 4096}, 8192, 8).buffers == 2
-    with pytest.raises(UserError, match=r"--set buffers=64: 64 buffer\(s\) of 64 B take 4096 B"):
+    with pytest.raises(UserError, match=r"--set buffers=64: 64 buffer\(s\) of 64B take 4KiB"):
         fit_memory(many, {"buffers": 64}, 512, 8)
 
 

@@ -143,3 +143,19 @@ def test_a_thread_count_reached_by_two_shapes_is_a_point_on_each_shapes_line() -
 def test_a_median_rounded_outside_its_interval_is_kept_inside_it() -> None:
     inside = figure_data.interval({"median": 10.0000004, "ci95": [10.0000005, 12.0]})
     assert inside is not None and inside.low <= inside.median <= inside.high
+
+
+def test_an_unpinned_candidate_is_labelled_unpinned_not_minus_one() -> None:
+    """The placement step with a pinned winner: the unpinned candidate beside it reads so."""
+    changed = json.loads(json.dumps(RESULT))
+    placement = next(d for d in changed["decisions"] if d["step"] == "placement")
+    pinned = next(
+        c for c in changed["candidates"]
+        if c["step"] == "placement" and c["params"]["producer_cpu"] != -1 and c["cost_vs_winner"]
+    )  # fmt: skip
+    unpinned = next(c for c in changed["candidates"] if c["id"] == placement["winner"])
+    placement["winner"] = pinned["id"]
+    unpinned["cost_vs_winner"] = {"median": 1.01, "ci95": [0.99, 1.03], "n": 12}
+    labels = [r.label for r in figure_data.forest(changed).rows if r.step == "two: placement"]
+    assert any("producer_cpu=unpinned" in label for label in labels), labels
+    assert not any("=-1" in label for label in labels)

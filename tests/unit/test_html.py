@@ -8,10 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from browser import open_page
+from browser import open_page, open_pages
+from caveat_results import every_result
+from test_caveats import summary_notes
 from test_figure_data import BENCH, RESULT
 
 from hspc_gen.reports import figure_data, html
+from hspc_gen.reports.result import document as result_document
+from hspc_gen.reports.summary import render as render_summary
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -56,3 +60,58 @@ def test_a_figure_that_cannot_be_drawn_says_so_and_the_others_are_drawn() -> Non
     files = html.files(broken, BENCH)
     assert all(files[name].startswith(PNG_SIGNATURE) for name in figure_data.FIGURES)
     assert files["hspc-threads.png"] != html.files(RESULT, BENCH)["hspc-threads.png"]
+
+
+def trail_rows(summary: str) -> list[list[str]]:
+    """The summary's per-step table, row by row (its heading row first)."""
+    lines = summary.splitlines()
+    heading = "| stage | step | screened | rounds | margin | host noise | disturbed | winner |"
+    if heading not in lines:
+        return []
+    start = lines.index(heading)
+    rows = []
+    for line in lines[start:]:
+        if not line.startswith("| "):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return [rows[0], *rows[2:]]  # less the |---| line
+
+
+@pytest.mark.slow
+def test_the_page_states_every_caveat_and_step_the_summary_states(tmp_path: Path) -> None:
+    """Chromium reads each page as a person would: every note of the summary (the budget ran
+    out, not confirmed, a busy machine, an efficiency unresolved or at the bound, a thread
+    failure, a replay...) and every row of its per-step table is on the page."""
+    results = every_result(tmp_path / "results")
+    for name, result in results.items():
+        (tmp_path / name).mkdir()
+        for file, content in html.files(result_document(result), None).items():
+            (tmp_path / name / file).write_bytes(content)
+    pages = [(tmp_path / name / figure_data.REPORT_FILE, f"caveats-{name}.png") for name in results]
+    for (name, result), opened in zip(results.items(), open_pages(pages), strict=True):
+        assert opened.console == (), name
+        notes = summary_notes(result)
+        assert notes, name
+        for note in notes:
+            assert note in opened.text, (name, note)
+        summary = render_summary(result)
+        for row in trail_rows(summary):
+            assert "\t".join(row) in opened.text, (name, row)
+        if result.search is not None and result.search.trail:
+            assert trail_rows(summary), name
+
+
+def test_the_buffer_caption_names_what_a_line_is_as_drawn() -> None:
+    by_primitive = html.panels(RESULT, None)[1]
+    assert "one line per primitive;" in by_primitive.explains
+    stage_one = {**RESULT, "candidates": [c for c in RESULT["candidates"] if c["stage"] == "one"]}
+    assert {s.label.split(", ")[0] for s in figure_data.curves(stage_one).series} == {"futex"}
+    by_count = html.panels(stage_one, None)[1]
+    assert "one line per buffer count (of the one primitive measured);" in by_count.explains
+
+
+def test_a_result_older_than_its_caveats_sends_the_reader_to_its_summary() -> None:
+    assert "caveats" not in RESULT  # the recorded example predates them
+    page = html.files(RESULT, BENCH)[figure_data.REPORT_FILE].decode()
+    assert "This result does not list its caveats" in page and "hspc-summary.md" in page
+    assert '<table id="trail">' in page and "<td>8.3%</td>" in page  # its steps, all the same

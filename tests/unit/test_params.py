@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive
-from hspc_gen.params import apply, check, parse_overrides
+from hspc_gen.params import apply, check, fit_memory, parse_overrides
+from hspc_gen.units import parse_size
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.futex)
 
@@ -23,6 +26,48 @@ def test_overrides_parse_typed_values_with_units() -> None:
 
 
 @pytest.mark.parametrize(
+    ("spin", "ns"), [("750", 750), ("750ns", 750), ("2us", 2000), ("1.5µs", 1500), ("1ms", 10**6)]
+)
+def test_spin_ns_takes_durations_as_app_yaml_does(spin: str, ns: int) -> None:
+    assert parse_overrides([f"spin_ns={spin}"]) == {"spin_ns": ns}
+
+
+@pytest.mark.parametrize(
+    ("fixed", "fits"),
+    [
+        (  # neither the count nor the size fits: say which channels near them do
+            {"buffers": 64, "buffer_bytes": 16 << 20},
+            ["64 buffers of 64KiB (--set buffers=64 --set buffer_bytes=64KiB)",
+             "2 buffers of 2MiB (--set buffers=2 --set buffer_bytes=2MiB)",
+             "constraints.max_buffer_memory: 1GiB"],
+        ),
+        (
+            {"buffers": 64, "buffer_bytes": 1 << 20},
+            ["64 buffers of 64KiB", "4 buffers of 1MiB (--set buffers=4 --set buffer_bytes=1MiB)",
+             "2 buffers of 2MiB", "constraints.max_buffer_memory: 64MiB"],
+        ),
+        (  # the count alone: no size of one event fits 64 of them in 512 B
+            {"buffers": 64},
+            ["8 buffers of 64B (--set buffers=8 --set buffer_bytes=64B)", "2 buffers of 256B"],
+        ),
+    ],
+)  # fmt: skip
+def test_a_set_that_breaks_the_memory_bound_says_what_would_fit(
+    fixed: dict[str, int], fits: list[str]
+) -> None:
+    memory = 512 if fixed == {"buffers": 64} else 4 << 20
+    point = apply(BASE, dict(fixed))
+    with pytest.raises(UserError) as info:
+        fit_memory(point, dict(fixed), memory, event_bytes=8)
+    said = str(info.value)
+    assert "above constraints.max_buffer_memory" in said and "at most 0" not in said
+    for text in fits:
+        assert text in said
+    for n, size in re.findall(r"--set buffers=(\d+) --set buffer_bytes=(\w+)", said):
+        assert int(n) * parse_size(size) <= memory  # every channel named does fit
+
+
+@pytest.mark.parametrize(
     ("assignment", "expected"),
     [
         ("bufers=4", "unknown parameter (did you mean 'buffers'?)"),
@@ -38,8 +83,13 @@ def test_overrides_parse_typed_values_with_units() -> None:
         ("buffer_bytes=32MiB", "between 64 B and 16 MiB"),
         ("primitive=spinlok", "did you mean 'spinlock'?"),
         ("producer_cpu=-2", "-1 for not pinned"),
-        ("spin_ns=2000000", "between 0 and 1000000"),
-        ("spin_ns=-1", "between 0 and 1000000"),
+        ("spin_ns=2000000", "a duration between 0s and 1ms"),
+        ("spin_ns=2ms", "a duration between 0s and 1ms"),
+        ("spin_ns=-1", "'-1' is negative"),
+        ("spin_ns=1.5ns", "not a whole number of nanoseconds"),
+        ("spin_ns=soon", "not a duration"),
+        ("spin_ns=2 parsecs", "unknown duration unit 'parsecs'"),
+        ("buffer_bytes=1MiX", "unknown size unit 'MiX'"),
     ],
 )
 def test_bad_overrides_name_the_parameter_and_the_reason(assignment: str, expected: str) -> None:

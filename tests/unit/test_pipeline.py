@@ -327,7 +327,9 @@ def test_figures_that_cannot_be_true_are_measured_again_and_then_reported_unreso
     assert twice is not None and plans == {seed + 1, seed + 2} and twice.efficiency is None
     assert "faster than" in twice.unresolved and twice.unresolved.endswith(REMEASURED_TOO)
     text = summary_of(result)
-    assert "- efficiency: unresolved: efficiency " in text and text.count("which cannot be") == 1
+    assert "- efficiency: unresolved (why: in the notes below)" in text
+    assert "- The efficiency is unresolved: efficiency " in text
+    assert text.count("which cannot be") == 1
     assert "- efficiency: 1." not in text and "(unresolved: see efficiency)" in text
     assert result_document(TuneResult(RUN, result.winner, result, ESTIMATED))["efficiency"] is None
 

@@ -251,3 +251,24 @@ def test_a_bad_sort_key_is_refused(installed: Path, tmp_path: Path) -> None:
     done = command(installed, "-s", "nonsense", script, "3")
     assert done.returncode == 2
     assert "invalid choice: 'nonsense'" in done.stderr
+
+
+def test_without_arguments_it_asks_for_the_target_alone(installed: Path) -> None:
+    done = command(installed)
+    assert done.returncode == 2
+    assert "required" not in done.stderr and "args" not in done.stderr.splitlines()[-1]
+    assert "nothing to profile: give a script (or -m and a module)" in done.stderr
+    assert "[-m module | script] [args ...]" in done.stderr  # the usage: its arguments optional
+
+
+def test_help_gives_the_sort_it_uses(installed: Path, tmp_path: Path) -> None:
+    helped = command(installed, "--help")
+    assert helped.returncode == 0
+    text = " ".join(helped.stdout.split())
+    assert "default: cumulative (cumulative time, as python -m cProfile)" in text
+    assert "standard name" not in text
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    done = command(installed, script, "5")
+    assert done.returncode == 0, done.stderr
+    assert "Ordered by: cumulative time" in done.stdout

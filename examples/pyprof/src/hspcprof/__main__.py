@@ -1,4 +1,5 @@
-"""`python -m hspcprof [-o FILE] [-s SORT] [-m module | script] [args]`, as `python -m cProfile`."""
+"""`python -m hspcprof [-o FILE] [-s SORT] [--no-builtins] [-m module | script] [args ...]`, as
+`python -m cProfile` (and sorted by cumulative time, as it is, unless -s says otherwise)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,28 @@ from typing import Any
 
 from hspcprof import runctx
 
+USAGE = "%(prog)s [-h] [-o FILE] [-s SORT] [--no-builtins] [-m module | script] [args ...]"
+# What `python -m cProfile` sorts by: its default=2 is pstats' legacy key for cumulative time.
+SORT_DEFAULT = "cumulative"
+
 
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m hspcprof",
+        usage=USAGE,
         description="Profile a script or module as cProfile does, aggregated off-thread.",
     )
-    parser.add_argument("-o", "--outfile", help="save the stats (marshal, as cProfile) to FILE")
+    parser.add_argument(
+        "-o", "--outfile", metavar="FILE", help="save the stats (marshal, as cProfile) to FILE"
+    )
     parser.add_argument(
         "-s",
         "--sort",
-        default=2,
+        default=SORT_DEFAULT,
+        metavar="SORT",
         choices=sorted(pstats.Stats.sort_arg_dict_default),
-        help="sort order of the printed stats (pstats' keys); default: standard name",
+        help="sort order of the printed stats, one of pstats' keys: %(choices)s; default: "
+        "cumulative (cumulative time, as python -m cProfile)",
     )
     parser.add_argument(
         "--no-builtins",
@@ -34,9 +44,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="Python functions only, as cProfile.Profile(builtins=False): the fast producer",
     )
     parser.add_argument("-m", dest="module", action="store_true", help="profile a library module")
-    parser.add_argument("target", help="the script (or with -m, the module) to run")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
-    return parser.parse_args(argv)
+    # Optional here so that argparse does not name `args` among the required: only the target is.
+    parser.add_argument("target", nargs="?", help="the script (or with -m, the module) to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="its arguments (optional)")
+    options = parser.parse_args(argv)
+    if options.target is None:
+        what = "a module after -m" if options.module else "a script (or -m and a module)"
+        parser.error(f"nothing to profile: give {what}; its arguments are optional")
+    return options
 
 
 def program(options: argparse.Namespace) -> tuple[str | CodeType, dict[str, Any]]:

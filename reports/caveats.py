@@ -1,0 +1,214 @@
+"""What a person must know before trusting a run's numbers, as one typed list read from the
+result: the budget that ran out, a winner not confirmed, a busy machine, an efficiency that could
+not be given, a failed thread search, candidates that failed, figures replayed rather than
+measured. The Markdown summary lists them and hspc-result.json carries them for the HTML page, so
+the two say the same things in the same words (neither can forget one the other states)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from hspc_gen.model.result import Confirmed, SearchResult, Step, TuneResult
+from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.reports.outcome import latency_unmet
+
+
+class CaveatKind(StrEnum):
+    estimate = "estimate"  # nothing measured: the host heuristics' parameters
+    not_confirmed = "not_confirmed"  # the winner was not measured again in a fresh process
+    budget = "budget"  # the budget ran out or cut races short
+    efficiency = "efficiency"  # unresolved, or at the bound 1.0 within the noise
+    latency = "latency"  # constraints.max_latency_us not kept, or not verified
+    remeasured = "remeasured"  # the figures are a second measurement's
+    host_noise = "host_noise"  # the host's own noise made a step's floor wide
+    busy = "busy"  # other processes used CPUs before measuring
+    failure = "failure"  # candidates that failed (one caveat per kind of failure)
+    threads = "threads"  # the thread search failed: the advice is the estimate
+    replayed = "replayed"  # figures from the record store, not measured by this run
+    over_budget = "over_budget"  # the run took longer than its budget
+    note = "note"  # the run's own notes (unread records, oversubscription, calibration)
+
+
+@dataclass(frozen=True)
+class Caveat:
+    kind: CaveatKind
+    text: str
+
+
+WIDE_FLOOR = 0.05
+"""An A/A floor above this is wide enough to ask whether the host or the channel made it."""
+
+
+def caveats(result: TuneResult) -> tuple[Caveat, ...]:
+    """Every caveat of `result`, in the order a person should read them."""
+    search = result.search
+    found = _searched(result, search) if search is not None else [_estimate()]
+    if isinstance(result.threads, ThreadFailure):
+        found.append(
+            Caveat(
+                CaveatKind.threads,
+                f"Threads: not measured ({result.threads.status}); the header's advice is"
+                " estimated.",
+            )
+        )
+    found += [Caveat(CaveatKind.note, note) for note in result.run.notes]
+    return tuple(found)
+
+
+def _estimate() -> Caveat:
+    return Caveat(
+        CaveatKind.estimate,
+        "Not measured: parameters come from the host heuristics (--effort estimate).",
+    )
+
+
+def _searched(result: TuneResult, search: SearchResult) -> list[Caveat]:
+    found = []
+    if search.confirmed is None and not search.trail:
+        found.append(
+            Caveat(
+                CaveatKind.estimate,
+                "Not measured: the budget ran out before a batch could be measured; parameters"
+                " come from the host heuristics.",
+            )
+        )
+    elif search.confirmed is None:
+        found.append(
+            Caveat(
+                CaveatKind.not_confirmed,
+                "Not confirmed: the budget ran out before the winner was measured again in a"
+                " fresh process; the header holds the search's best so far, unconfirmed.",
+            )
+        )
+    if search.budget_exhausted and search.trail:
+        found.append(Caveat(CaveatKind.budget, _budget_note(search)))
+    if search.confirmed is not None:
+        found += _confirmed(result, search.confirmed)
+    found += _host(result, search)
+    found += _failures(search)
+    found += _replayed(result, search)
+    return found
+
+
+def _budget_note(search: SearchResult) -> str:
+    """Which races the budget cut short, when every step ran; else that the budget ran out."""
+    cut = [s for s in search.trail if s.cut]
+    left_out = search.step_left_out or any(s.screened < s.proposed for s in search.trail)
+    if cut and not left_out:
+        steps = ", ".join(f"{s.step} ({s.rounds} of {s.planned_rounds} rounds)" for s in cut)
+        return (
+            f"The budget cut short the race of {steps}: every step ran, and each decided on the"
+            " rounds it had, as precisely as its margin says."
+        )
+    return "The budget ran out: the result is the best finished so far."
+
+
+def _confirmed(result: TuneResult, confirmed: Confirmed) -> list[Caveat]:
+    found = []
+    if confirmed.unresolved:
+        found.append(
+            Caveat(
+                CaveatKind.efficiency,
+                f"The efficiency is unresolved: {confirmed.unresolved}, which cannot be; the"
+                " channel's and the loops' rates are given as measured.",
+            )
+        )
+    elif confirmed.at_bound:
+        found.append(
+            Caveat(
+                CaveatKind.efficiency,
+                "The efficiency is at the bound 1.0: the channel and the slower of producer and"
+                f" consumer alone are within the noise of each other (measured"
+                f" {confirmed.at_bound}).",
+            )
+        )
+    if (unmet := latency_unmet(result)) is not None:
+        found.append(Caveat(CaveatKind.latency, f"Latency: {unmet}."))
+    if confirmed.remeasured:
+        found.append(
+            Caveat(
+                CaveatKind.remeasured,
+                "The figures are from a second measurement of the winner: the confirmation's"
+                f" were past the bound ({confirmed.remeasured}).",
+            )
+        )
+    return found
+
+
+def host_was_noisy(step: Step) -> bool:
+    """A wide A/A floor that the channel-free baselines' own noise explains (at least half)."""
+    wide = math.isfinite(step.noise_floor) and step.noise_floor > WIDE_FLOOR
+    return wide and step.host_noise >= step.noise_floor / 2
+
+
+def _host(result: TuneResult, search: SearchResult) -> list[Caveat]:
+    found = []
+    if noisy := [s for s in search.trail if host_was_noisy(s)]:
+        steps = ", ".join(
+            f"{s.step} (A/A floor {s.noise_floor:.1%}, host noise {s.host_noise:.1%})"
+            for s in noisy
+        )
+        found.append(
+            Caveat(
+                CaveatKind.host_noise,
+                f"The host itself was noisy during {steps}: two single-threaded programs without"
+                " a channel varied about as much as the channel did.",
+            )
+        )
+    if result.run.busy:
+        found.append(
+            Caveat(
+                CaveatKind.busy,
+                f"The machine was busy (other processes used {result.run.other_cpus:.2f} CPUs):"
+                " comparisons were less precise than on a quiet machine; what it measured is"
+                " measured again by a run on a quiet machine.",
+            )
+        )
+    return found
+
+
+def _failures(search: SearchResult) -> list[Caveat]:
+    """One caveat per kind of failure (the same cause in many candidates is one)."""
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for failure in search.failures:
+        grouped.setdefault((str(failure.status), failure.cause), []).append(failure.id)
+    found = []
+    for (status, cause), arms in grouped.items():
+        who = f"Candidate {arms[0]}" if len(arms) == 1 else f"{len(arms)} candidates"
+        because = f": {cause}" if cause else ""
+        found.append(Caveat(CaveatKind.failure, f"{who}: {status}{because} (recorded, left out)."))
+    return found
+
+
+def _replayed(result: TuneResult, search: SearchResult) -> list[Caveat]:
+    found = []
+    run = result.run
+    if search.cached_plans and not search.measured_plans:
+        found.append(
+            Caveat(
+                CaveatKind.replayed,
+                f"{search.cached_plans} plan(s) replayed from the record store, none measured:"
+                f" the {run.elapsed_seconds:.3g} s this run took is the replay's, not the"
+                " recorded search's.",
+            )
+        )
+    elif search.cached_plans:
+        found.append(
+            Caveat(
+                CaveatKind.replayed,
+                f"{search.cached_plans} plan(s) replayed from the record store, "
+                f"{search.measured_plans} measured.",
+            )
+        )
+    if run.elapsed_seconds > run.budget_seconds:
+        over = run.elapsed_seconds - run.budget_seconds
+        found.append(
+            Caveat(
+                CaveatKind.over_budget,
+                f"It took {run.elapsed_seconds:.1f} s of a {run.budget_seconds:g} s budget"
+                f" ({over:.1f} s over: the last step's estimate was short).",
+            )
+        )
+    return found

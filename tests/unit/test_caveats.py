@@ -1,0 +1,106 @@
+"""hspc_gen.reports.caveats: one typed list of what a person must know, read from the result;
+the summary's notes and hspc-result.json's caveats are that list, word for word, and the HTML
+page states each (in Chromium: test_html.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import html as htmllib
+import json
+from pathlib import Path
+
+import pytest
+from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
+from test_cli import EXAMPLE, hspc_gen
+
+from hspc_gen.model.result import TuneResult
+from hspc_gen.reports import figure_data, html
+from hspc_gen.reports.caveats import CaveatKind, caveats
+from hspc_gen.reports.result import document
+from hspc_gen.reports.summary import render
+
+
+def summary_notes(result: TuneResult) -> list[str]:
+    """The summary's last block of bullets: its notes, as a person reads them."""
+    blocks = render(result).strip().split("\n\n")
+    last = blocks[-1].splitlines()
+    return [line[2:] for line in last if line.startswith("- ")]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, TuneResult]:
+    return every_result(tmp_path_factory.mktemp("caveats"))
+
+
+def test_between_them_the_results_carry_every_kind_of_caveat(
+    results: dict[str, TuneResult],
+) -> None:
+    kinds = {c.kind for r in results.values() for c in caveats(r)}
+    assert kinds == set(CaveatKind)
+
+
+def test_the_summarys_notes_are_the_caveats_and_the_document_carries_them(
+    results: dict[str, TuneResult],
+) -> None:
+    for name, result in results.items():
+        listed = [c.text for c in caveats(result)]
+        assert summary_notes(result) == listed, name
+        carried = json.loads(json.dumps(document(result)))["caveats"]
+        assert carried == [{"kind": str(c.kind), "text": c.text} for c in caveats(result)]
+
+
+def test_each_condition_gives_its_caveat(results: dict[str, TuneResult]) -> None:
+    def kinds(name: str) -> set[CaveatKind]:
+        return {c.kind for c in caveats(results[name])}
+
+    assert {
+        CaveatKind.not_confirmed, CaveatKind.budget, CaveatKind.busy, CaveatKind.threads,
+        CaveatKind.replayed,
+    } <= kinds("replayed")  # fmt: skip
+    assert CaveatKind.efficiency in kinds("unresolved") and CaveatKind.failure in kinds(
+        "unresolved"
+    )
+    assert CaveatKind.remeasured in kinds("remeasured")
+    assert CaveatKind.efficiency in kinds("at_bound")
+    assert {CaveatKind.host_noise, CaveatKind.latency, CaveatKind.over_budget} <= kinds("noisy")
+    assert kinds("estimate") == {CaveatKind.estimate}
+
+
+def test_a_replay_says_its_seconds_are_the_replays(tmp_path: Path) -> None:
+    result = replayed_unconfirmed(tmp_path)
+    assert result.search is not None and result.search.measured_plans == 0
+    said = [c.text for c in caveats(result) if c.kind is CaveatKind.replayed]
+    assert said and "none measured: the 0.993 s this run took is the replay's" in said[0]
+    page = html.files(document(result), None)[figure_data.REPORT_FILE].decode()
+    assert "replayed from the record store in 0.993 s (nothing measured by this run)" in page
+    assert "Not confirmed: the budget ran out before the winner was measured again" in page
+
+
+def test_unpinned_cpus_are_named_so_in_the_summary_and_the_page() -> None:
+    result = noisy_over_budget()
+    assert result.search is not None and result.winner.producer_cpu == -1
+    result = dataclasses.replace(
+        result, search=dataclasses.replace(result.search, placement="unpinned")
+    )
+    text = render(result)
+    assert "| producer_cpu | unpinned |" in text and "| -1 |" not in text
+    assert "Placement: unpinned (the scheduler places the threads)." in text
+    page = html.files(document(result), None)[figure_data.REPORT_FILE].decode()
+    assert "<th>producer_cpu</th><td>unpinned</td>" in page and "<td>-1</td>" not in page
+    assert "<th>placement</th><td>unpinned (the scheduler places the threads)</td>" in page
+
+
+def test_the_command_line_run_writes_its_caveats_on_the_page_as_in_the_summary(
+    tmp_path: Path,
+) -> None:
+    """Through the real command: the summary printed and hspc-summary.md end with the caveats,
+    and hspc-report.html states each of them."""
+    done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = (tmp_path / "hspc-summary.md").read_text(encoding="utf-8")
+    page = htmllib.unescape((tmp_path / figure_data.REPORT_FILE).read_text(encoding="utf-8"))
+    carried = json.loads((tmp_path / "hspc-result.json").read_text(encoding="utf-8"))["caveats"]
+    assert carried and carried[0]["kind"] == "estimate"
+    for caveat in carried:
+        assert f"- {caveat['text']}" in summary and f"- {caveat['text']}" in done.stdout
+        assert f'<li class="caveat {caveat["kind"]}">{caveat["text"]}</li>' in page
