@@ -2490,15 +2490,15 @@ struct PoolLane {
 // - consumers() is the number of consumer threads running at the moment of the call;
 //   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
 //   grows, below the producers not yet finished (more cannot help in ordered mode).
-// - Per event: a producer does what its channel does (no pool state); the pool's costs are per
-//   buffer: a fence and a load at each hand-off (a clock reading when its lane had no waiting
-//   buffer), and a CAS, a store and a fence per consumer turn.
+// - Per event: a producer does what its channel does (no pool state); a consumer calls the
+//   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
+//   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
+//   and a fetch_or, a fence and a look over the lanes per park.
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
-// Layout: each lane is its own allocation, its parts on separate lines (pool_lane.hpp); each
-// consumer's counters (pool_crew.hpp) and the parking word (pool_parking.hpp) on lines of their
-// own.
+// Layout: each lane is its own allocation, its parts on separate lines (pool_lane.hpp); consumers'
+// counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
