@@ -29,6 +29,7 @@ RUNTIME_ROOTS = (
     "hspc/channel.hpp",
     "hspc/fanout.hpp",
     "hspc/host_check.hpp",
+    "hspc/pool.hpp",
 )
 
 _SYSTEM_INCLUDE = re.compile(r"^#include <([^>]+)>\s*$")

@@ -154,13 +154,13 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     while (n != 0) {
       if (p.fill == 0) take_slot_after_check();
       const std::size_t room = kEventsPerBuffer - p.fill;
-      const std::size_t take = n < room ? n : room;
-      detail::copy_run(p.events + p.fill, events, take);
-      p.fill += static_cast<std::uint32_t>(take);
-      events += take;
-      n -= take;
+      const std::size_t part = n < room ? n : room;
+      detail::copy_run(p.events + p.fill, events, part);
+      p.fill += static_cast<std::uint32_t>(part);
+      events += part;
+      n -= part;
       if (p.fill == kEventsPerBuffer) publish();
-      if constexpr (MaxLatencyNs != 0) due_check(take);
+      if constexpr (MaxLatencyNs != 0) due_check(part);
     }
   }
 
@@ -223,10 +223,24 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     if (!holding_slot() && !next_slot(detail::kForever)) return 0;
     detail::ConsumerCursor<T>& c = consumer();
     const std::size_t n = c.count - c.read;
-    const ReleaseOnExit release{this};
+    const typename Ring::ReleaseOnExit release{this};
     std::forward<F>(f)(c.events + c.read, n);
     return n;
   }
+
+  // consume, but 0 at once when nothing is published. Consumers may take turns with it (see
+  // BasicConsumerPool): a turn ends between runs, and what passes it on must order the cursor.
+  template <class F>
+  std::size_t try_consume(F&& f) {
+    if (!holding_slot()) {
+      if (!slot_published()) return 0;
+      enter_slot();
+    }
+    return consume(std::forward<F>(f));
+  }
+  // From any thread: a published slot awaits the consumer; closed and every slot released.
+  using Ring::ended;
+  using Ring::pending;
 
   // True once the producer has closed the channel and every event has been taken.
   [[nodiscard]] bool done() const noexcept {
@@ -260,6 +274,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   using Ring::slot_free;
   using Ring::slot_published;
   using Ring::spin_ns_;
+  using Ring::take;
   using Ring::take_free_slot;
 
   // A push after close() is caught as it takes a slot (close() hands the last over), not per event.
@@ -269,30 +284,12 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     take_free_slot();
   }
 
-  struct ReleaseOnExit {
-    BasicChannel* channel;
-    ~ReleaseOnExit() { channel->release_slot(); }
-  };
-
-  template <class... Args>
-  static void construct(T* at, Args&&... args) {
-    if constexpr (std::is_constructible_v<T, Args...>) {
-      ::new (static_cast<void*>(at)) T(std::forward<Args>(args)...);
-    } else {
-      ::new (static_cast<void*>(at)) T{std::forward<Args>(args)...};  // C++17 aggregates
-    }
-  }
+  using Ring::construct;
 
   // With a bound, after n events were pushed: the clock may say the slot is due (flush() skips an
   // empty one, e.g. a slot just handed over full).
   void due_check(std::size_t n) {
     if (producer().tick(n)) flush();
-  }
-
-  void take(T& out) {
-    detail::ConsumerCursor<T>& c = consumer();
-    out = c.events[c.read];
-    if (++c.read == c.count) release_slot();
   }
 };
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 #include <type_traits>
+#include <utility>
 
 #include "hspc/channel_layout.hpp"
 #include "hspc/wait.hpp"
@@ -93,11 +94,32 @@ class SlotRing {
   SlotRing(const SlotRing&) = delete;
   SlotRing& operator=(const SlotRing&) = delete;
 
+  // Any thread: a slot is published and not yet released. Tail is read first: it never passes
+  // head, so the answer may be stale but never claims a slot that was not published.
+  bool pending() const noexcept {
+    const std::uint32_t tail = consumed().tail.load(std::memory_order_acquire);
+    return produced().head.load(std::memory_order_acquire) != tail;
+  }
+  // Any thread: closed, and every published slot released (closed first: see done()).
+  bool ended() const noexcept {
+    return produced().closed.load(std::memory_order_acquire) && !pending();
+  }
+
  protected:
   static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
 
   static constexpr std::uint32_t following(std::uint32_t index) noexcept {
     return index + 1 == kSlots ? 0 : index + 1;
+  }
+
+  // An event made in place: T(args...), or T{args...} for C++17's aggregates.
+  template <class... Args>
+  static void construct(T* at, Args&&... args) {
+    if constexpr (std::is_constructible_v<T, Args...>) {
+      ::new (static_cast<void*>(at)) T(std::forward<Args>(args)...);
+    } else {
+      ::new (static_cast<void*>(at)) T{std::forward<Args>(args)...};
+    }
   }
 
   static std::byte* allocate() {
@@ -236,6 +258,18 @@ class SlotRing {
     const std::uint32_t tail = ++c.tail;
     space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
   }
+
+  void take(T& out) {
+    detail::ConsumerCursor<T>& c = consumer();
+    out = c.events[c.read];
+    if (++c.read == c.count) release_slot();
+  }
+
+  // Releases the slot being read however the reading ends (a consume whose f throws included).
+  struct ReleaseOnExit {
+    SlotRing* ring;
+    ~ReleaseOnExit() { ring->release_slot(); }
+  };
 
   std::byte* const block_;  // the one allocation; every region lives in it
   std::int64_t spin_ns_ = 0;

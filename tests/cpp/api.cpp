@@ -328,6 +328,30 @@ void bulk_calls() {
   HSPC_CHECK(ch.pop(out, 16) == 0 && ch.done(), "end of stream");
 }
 
+// try_consume (what consumers taking turns use) never blocks: 0 while nothing is published, the
+// rest of a slot otherwise; pending() and ended() (readable by any thread) follow the hand-offs.
+void turns() {
+  BasicChannel<std::uint64_t, Primitive::futex, 3, 64, 0> ch;  // 8 events per slot
+  std::uint64_t next_out = 0;
+  const auto take = [&](const std::uint64_t* data, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) HSPC_CHECK(data[i] == next_out++, "try_consume order");
+  };
+  HSPC_CHECK(ch.try_consume(take) == 0 && !ch.pending() && !ch.ended(), "a new channel");
+  for (std::uint64_t i = 0; i < 12; ++i) ch.push(i);  // one slot published, 4 events pending
+  HSPC_CHECK(ch.pending() && !ch.ended(), "a published slot is pending");
+  HSPC_CHECK(ch.try_consume(take) == 8 && !ch.pending(), "one slot, then none pending");
+  HSPC_CHECK(ch.try_consume(take) == 0, "unflushed events visible to try_consume");
+  std::uint64_t one = 0;
+  ch.push(12);
+  ch.flush();
+  HSPC_CHECK(ch.try_pop(one) && one == 8, "try_pop");
+  next_out = 9;
+  HSPC_CHECK(ch.pending(), "a slot held partly read is still pending");
+  HSPC_CHECK(ch.try_consume(take) == 4 && !ch.pending(), "the rest of a partly read slot");
+  ch.close();
+  HSPC_CHECK(ch.ended() && ch.done() && ch.try_consume(take) == 0, "the end");
+}
+
 template <Primitive... Ps>
 void for_primitives() {
   (visibility_and_slots<Ps>(), ...);
@@ -345,6 +369,7 @@ int main() {
   counter_wrap<4>();
   emplace_forms();
   bulk_calls();
+  turns();
   largest_buffers();
   destroy_with_events();
   stack_offset();

@@ -21,6 +21,7 @@ std::size_t use_channel() {
   std::size_t n = std::size_t{ch.pop(v)} + std::size_t{ch.try_pop(v)} +
                   std::size_t{ch.pop_for(v, std::chrono::milliseconds(1))};
   n += ch.consume([](const std::uint64_t*, std::size_t) {});
+  n += ch.try_consume([](const std::uint64_t*, std::size_t) {}) + ch.pending() + ch.ended();
   return n + ch.done() + ch.producer_waits() + ch.consumer_waits() +
          static_cast<std::size_t>(ch.spin_budget()) + ch.kMaxLatencyNs;
 }

@@ -1,7 +1,7 @@
 """Rendering: deterministic bytes, a reviewed golden header, and every primitive's header compiled
 warning-free by g++ and clang++ under C++17, C++20 and C++23, with the strict warnings users build
-with (STRICT), and run once end to end; a header with a latency bound likewise, its bound acting;
-the bench project carrying the bound."""
+with (STRICT), and run once end to end; its consumer pool likewise; a header with a latency bound
+likewise, its bound acting; the bench project carrying the bound."""
 
 from __future__ import annotations
 
@@ -111,6 +111,22 @@ def test_every_primitive_compiles_warning_free_and_delivers(
     exe = tmp_path / "use_header"
     out = _build_and_run(compiler, standard, header, GOLDEN / "use_header.cpp", exe)
     assert out.startswith("ok: 100000 events")
+
+
+@pytest.mark.parametrize("standard", STANDARDS)
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_the_consumer_pool_compiles_warning_free_and_handles_every_event(
+    tmp_path: Path, compiler: str, standard: str
+) -> None:
+    """ConsumerPool from a generated header: every call of its API under both compilers and every
+    standard, and a run in which three producers' events are each handled once and in order."""
+    if shutil.which(compiler) is None:
+        pytest.fail(f"{compiler} is not installed: ./dev setup installs it")
+    header = tmp_path / "golden_channel.hpp"
+    header.write_text(render_header(spec(namespace="tuned")), encoding="utf-8")
+    exe = tmp_path / "use_pool"
+    out = _build_and_run(compiler, standard, header, GOLDEN / "use_pool.cpp", exe)
+    assert out.startswith("ok: 50000 events from each of 3 producers")
 
 
 # A lone event: the producer pushes it, never flushes, and goes on with other work that pushes
@@ -236,8 +252,8 @@ def test_an_unbounded_header_has_a_zero_bound_and_no_banner_line() -> None:
     text = render_header(spec())
     assert "/*max_latency_ns=*/0," in text
     assert "//     max_latency_ns=" not in text  # the banner names a bound only when there is one
-    # Channel and FanOut both take every tuned parameter, the bound among them.
-    assert text.count("kTuning.spin_ns, kTuning.max_latency_ns,") == 2
+    # Channel, FanOut and ConsumerPool all take every tuned parameter, the bound among them.
+    assert text.count("kTuning.spin_ns, kTuning.max_latency_ns,") == 3
     assert text.count("kTuning.prefetch_bytes, kTuning.huge_pages>;") == 2
 
 

@@ -65,6 +65,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cerrno>
@@ -73,12 +74,17 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <exception>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <ratio>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -967,11 +973,32 @@ class SlotRing {
   SlotRing(const SlotRing&) = delete;
   SlotRing& operator=(const SlotRing&) = delete;
 
+  // Any thread: a slot is published and not yet released. Tail is read first: it never passes
+  // head, so the answer may be stale but never claims a slot that was not published.
+  bool pending() const noexcept {
+    const std::uint32_t tail = consumed().tail.load(std::memory_order_acquire);
+    return produced().head.load(std::memory_order_acquire) != tail;
+  }
+  // Any thread: closed, and every published slot released (closed first: see done()).
+  bool ended() const noexcept {
+    return produced().closed.load(std::memory_order_acquire) && !pending();
+  }
+
  protected:
   static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
 
   static constexpr std::uint32_t following(std::uint32_t index) noexcept {
     return index + 1 == kSlots ? 0 : index + 1;
+  }
+
+  // An event made in place: T(args...), or T{args...} for C++17's aggregates.
+  template <class... Args>
+  static void construct(T* at, Args&&... args) {
+    if constexpr (std::is_constructible_v<T, Args...>) {
+      ::new (static_cast<void*>(at)) T(std::forward<Args>(args)...);
+    } else {
+      ::new (static_cast<void*>(at)) T{std::forward<Args>(args)...};
+    }
   }
 
   static std::byte* allocate() {
@@ -1110,6 +1137,18 @@ class SlotRing {
     const std::uint32_t tail = ++c.tail;
     space_ready().publish([&] { consumed().tail.store(tail, std::memory_order_release); });
   }
+
+  void take(T& out) {
+    detail::ConsumerCursor<T>& c = consumer();
+    out = c.events[c.read];
+    if (++c.read == c.count) release_slot();
+  }
+
+  // Releases the slot being read however the reading ends (a consume whose f throws included).
+  struct ReleaseOnExit {
+    SlotRing* ring;
+    ~ReleaseOnExit() { ring->release_slot(); }
+  };
 
   std::byte* const block_;  // the one allocation; every region lives in it
   std::int64_t spin_ns_ = 0;
@@ -1254,13 +1293,13 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     while (n != 0) {
       if (p.fill == 0) take_slot_after_check();
       const std::size_t room = kEventsPerBuffer - p.fill;
-      const std::size_t take = n < room ? n : room;
-      detail::copy_run(p.events + p.fill, events, take);
-      p.fill += static_cast<std::uint32_t>(take);
-      events += take;
-      n -= take;
+      const std::size_t part = n < room ? n : room;
+      detail::copy_run(p.events + p.fill, events, part);
+      p.fill += static_cast<std::uint32_t>(part);
+      events += part;
+      n -= part;
       if (p.fill == kEventsPerBuffer) publish();
-      if constexpr (MaxLatencyNs != 0) due_check(take);
+      if constexpr (MaxLatencyNs != 0) due_check(part);
     }
   }
 
@@ -1323,10 +1362,24 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     if (!holding_slot() && !next_slot(detail::kForever)) return 0;
     detail::ConsumerCursor<T>& c = consumer();
     const std::size_t n = c.count - c.read;
-    const ReleaseOnExit release{this};
+    const typename Ring::ReleaseOnExit release{this};
     std::forward<F>(f)(c.events + c.read, n);
     return n;
   }
+
+  // consume, but 0 at once when nothing is published. Consumers may take turns with it (see
+  // BasicConsumerPool): a turn ends between runs, and what passes it on must order the cursor.
+  template <class F>
+  std::size_t try_consume(F&& f) {
+    if (!holding_slot()) {
+      if (!slot_published()) return 0;
+      enter_slot();
+    }
+    return consume(std::forward<F>(f));
+  }
+  // From any thread: a published slot awaits the consumer; closed and every slot released.
+  using Ring::ended;
+  using Ring::pending;
 
   // True once the producer has closed the channel and every event has been taken.
   [[nodiscard]] bool done() const noexcept {
@@ -1360,6 +1413,7 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
   using Ring::slot_free;
   using Ring::slot_published;
   using Ring::spin_ns_;
+  using Ring::take;
   using Ring::take_free_slot;
 
   // A push after close() is caught as it takes a slot (close() hands the last over), not per event.
@@ -1369,30 +1423,12 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     take_free_slot();
   }
 
-  struct ReleaseOnExit {
-    BasicChannel* channel;
-    ~ReleaseOnExit() { channel->release_slot(); }
-  };
-
-  template <class... Args>
-  static void construct(T* at, Args&&... args) {
-    if constexpr (std::is_constructible_v<T, Args...>) {
-      ::new (static_cast<void*>(at)) T(std::forward<Args>(args)...);
-    } else {
-      ::new (static_cast<void*>(at)) T{std::forward<Args>(args)...};  // C++17 aggregates
-    }
-  }
+  using Ring::construct;
 
   // With a bound, after n events were pushed: the clock may say the slot is due (flush() skips an
   // empty one, e.g. a slot just handed over full).
   void due_check(std::size_t n) {
     if (producer().tick(n)) flush();
-  }
-
-  void take(T& out) {
-    detail::ConsumerCursor<T>& c = consumer();
-    out = c.events[c.read];
-    if (++c.read == c.count) release_slot();
   }
 };
 
@@ -1832,6 +1868,873 @@ inline HostMatch host_matches(const TunedHost& tuned,
   return compare_host(tuned, model_name, read, online_cpu_count());
 }
 
+// ---- hspc/pool_control.hpp ----
+// What a BasicConsumerPool is asked to do: its consumer limits, its mode, and its controller's
+// parameters. An aggregate, so PoolOptions{min_consumers, max_consumers, ordered} works in C++17;
+// every field has a default.
+struct PoolOptions {
+  // The fewest consumer threads the pool runs (at least 1) and the most (0: the CPUs this process
+  // may run on; at most 64 in any case). An explicit max above the CPUs is honoured: a handler
+  // that blocks can use more consumers than CPUs (cpu_busy_max still holds growth back).
+  std::size_t min_consumers = 1;
+  std::size_t max_consumers = 0;
+  // true: one producer's events are handled in push order, by one consumer at a time.
+  // false (whole buffers to any free consumer) is not implemented yet: the constructor throws.
+  bool ordered = true;
+  // The consumers it starts with (0: min_consumers), within [min_consumers, max_consumers].
+  std::size_t start_consumers = 0;
+  // false: the count stays where it started (the controller only samples).
+  bool adaptive = true;
+  // The controller's interval: each one lasts uniform [0.5, 1.5] x interval_ns, so that it
+  // cannot lock onto a periodic load.
+  std::uint64_t interval_ns = 20000000;
+  // Growth: buffers waited longer than this on average (Xu's AIT) while the consumers were
+  // busy, in grow_intervals intervals in a row, and a CPU was free.
+  std::uint64_t grow_wait_ns = 200000;
+  std::uint32_t grow_intervals = 2;
+  // Shrinking: at least shrink_idle consumers' worth of idle (parked) time per interval, and no
+  // backlog, in shrink_intervals intervals in a row (hysteresis: one idle moment is not enough).
+  double shrink_idle = 1.0;
+  std::uint32_t shrink_intervals = 5;
+  // No growth while the host's CPUs were busier than this fraction over the interval (read from
+  // /proc/stat; 1 or more: no such check).
+  double cpu_busy_max = 0.95;
+  // The interval lengths' random sequence (the same seed, the same lengths).
+  std::uint64_t seed = 0x5eed5eed;
+};
+
+// How often the controller moved the count, and how many intervals it judged.
+struct PoolAdjustments {
+  std::uint64_t grown;
+  std::uint64_t shrunk;
+  std::uint64_t intervals;
+};
+
+namespace detail {
+
+constexpr std::size_t kMaxPoolConsumers = 64;  // one bit each in the parking lot's word
+
+// Running sums the controller differences between two samples: waits (ended, and the time so
+// far of those still going), how many ended, how many are still going, and idle (parked) time.
+// Every sum only grows, so the difference of two is what happened between them.
+struct PoolTotals {
+  double waited_ns = 0, waits = 0, waiting = 0, idle_ns = 0;
+};
+
+// max_consumers with 0 read as the CPUs this process may run on, at most `most`.
+inline std::size_t pool_max_consumers(const PoolOptions& options, std::size_t most) noexcept {
+  if (options.max_consumers != 0) return options.max_consumers;
+  const int cpus = allowed_cpu_count();
+  const std::size_t usable = cpus < 1 ? 1 : static_cast<std::size_t>(cpus);
+  return usable < most ? usable : most;
+}
+
+// The options, or std::invalid_argument saying what is wrong with them.
+inline PoolOptions checked_pool_options(const PoolOptions& options, std::size_t most) {
+  if (!options.ordered) {
+    throw std::invalid_argument("BasicConsumerPool: ordered = false is not implemented yet");
+  }
+  const std::size_t max = pool_max_consumers(options, most);
+  if (options.min_consumers < 1 || options.min_consumers > max || max > most) {
+    throw std::invalid_argument("BasicConsumerPool: need 1 <= min <= max <= 64 consumers");
+  }
+  return options;
+}
+
+// One interval as the controller sees it (BasicConsumerPool gathers it).
+struct PoolSample {
+  double interval_ns;      // how long the interval lasted
+  double wait_ns;          // buffer wait accrued in it: hand-off until a consumer took the lane
+  double waits;            // the waits that ended in it, plus those still going at its end
+  double idle_ns;          // consumer time spent parked in it, summed over consumers
+  std::size_t consumers;   // consumer threads at its end
+  std::size_t open_lanes;  // producers not yet finished: in ordered mode, the most that help
+  double cpu_busy;         // the host's busy fraction in it; negative: unknown
+
+  // The interval between two sums taken interval_ns apart.
+  static PoolSample between(const PoolTotals& last, const PoolTotals& now, double interval_ns,
+                            std::size_t consumers, std::size_t open_lanes, double cpu_busy) {
+    return {interval_ns,
+            now.waited_ns - last.waited_ns,
+            now.waits - last.waits + now.waiting,
+            now.idle_ns - last.idle_ns,
+            consumers,
+            open_lanes,
+            cpu_busy};
+  }
+};
+
+// The controller's decision rule, kept apart from the threads so that it can be tested on made-up
+// samples. Per interval: the average wait of buffers before a consumer took their lane (AIT) and
+// the consumers' average number parked. Backlog (AIT above grow_wait_ns while fewer than half a
+// consumer idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below
+// the open lanes, a CPU free) for grow_intervals intervals in a row adds one consumer; idleness
+// (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row removes one.
+// A move resets both runs, so the count moves at most once per grow_intervals intervals.
+class PoolController {
+ public:
+  PoolController(const PoolOptions& options, std::size_t min_consumers, std::size_t max_consumers)
+      : options_(options), min_(min_consumers), max_(max_consumers), rng_(options.seed) {}
+
+  // +1: add a consumer; -1: remove one; 0: keep the count.
+  int decide(const PoolSample& s) noexcept {
+    const double ait = s.waits > 0 ? s.wait_ns / s.waits : 0.0;
+    const double idle = s.interval_ns > 0 ? s.idle_ns / s.interval_ns : 0.0;
+    const bool backlog = ait > static_cast<double>(options_.grow_wait_ns) && idle < 0.5;
+    const bool cpu_free = options_.cpu_busy_max >= 1.0 || s.cpu_busy < options_.cpu_busy_max;
+    const bool room = s.consumers < max_ && s.consumers < s.open_lanes && cpu_free;
+    grow_run_ = backlog && room ? grow_run_ + 1 : 0;
+    const bool idle_enough = !backlog && idle >= options_.shrink_idle && s.consumers > min_;
+    shrink_run_ = idle_enough ? shrink_run_ + 1 : 0;
+    if (grow_run_ >= options_.grow_intervals) return moved(1);
+    if (shrink_run_ >= options_.shrink_intervals) return moved(-1);
+    return 0;
+  }
+
+  // The next interval's length: uniform in [0.5, 1.5] x interval_ns (splitmix64).
+  std::uint64_t next_interval_ns() noexcept {
+    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) / 9007199254740992.0;  // [0, 1)
+    return static_cast<std::uint64_t>((0.5 + unit) * static_cast<double>(options_.interval_ns));
+  }
+
+ private:
+  int moved(int step) noexcept {
+    grow_run_ = 0;
+    shrink_run_ = 0;
+    return step;
+  }
+
+  PoolOptions options_;
+  std::size_t min_, max_;
+  std::uint64_t rng_;
+  std::uint32_t grow_run_ = 0;
+  std::uint32_t shrink_run_ = 0;
+};
+
+// The host's CPU busy fraction between two readings of /proc/stat's first line (all CPUs: other
+// processes' load counts, as it should when deciding whether a CPU is free). A few system calls
+// per interval; -1 when the file cannot be read.
+class HostCpuMeter {
+ public:
+  double sample() noexcept {
+    std::uint64_t busy = 0;
+    std::uint64_t total = 0;
+    if (!read(busy, total)) return -1.0;
+    const std::uint64_t d_total = total - total_;
+    const double fraction = total_ != 0 && d_total != 0
+                                ? static_cast<double>(busy - busy_) / static_cast<double>(d_total)
+                                : -1.0;
+    busy_ = busy;
+    total_ = total;
+    return fraction;
+  }
+
+ private:
+  static bool read(std::uint64_t& busy, std::uint64_t& total) noexcept {
+    std::FILE* f = std::fopen("/proc/stat", "r");
+    if (f == nullptr) return false;
+    unsigned long long v[8] = {};
+    const int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+                                &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+    std::fclose(f);
+    if (got < 5) return false;
+    total = 0;
+    for (unsigned long long x : v) total += x;
+    busy = total - v[3] - v[4];  // idle and iowait
+    return true;
+  }
+
+  std::uint64_t busy_ = 0;
+  std::uint64_t total_ = 0;
+};
+
+}  // namespace detail
+
+// ---- hspc/pool_crew.hpp ----
+namespace detail {
+
+// A pool's handler and the first exception it threw, kept for wait() to rethrow once. After a
+// throw the handler is not called again (its events still count as consumed: the pool drains).
+template <class T>
+class PoolHandler {
+ public:
+  explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
+
+  // A relaxed load per event (of a word written once): no call begins once a throw is kept.
+  void run(const T* events, std::size_t n) noexcept {
+    try {
+      for (std::size_t i = 0; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
+        handler_(events[i]);
+      }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
+    }
+  }
+
+  void rethrow() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  const std::function<void(const T&)> handler_;
+  std::atomic<bool> failed_{false};
+  std::mutex mutex_;
+  std::exception_ptr error_;
+};
+
+// PoolCrew: a BasicConsumerPool's consumer threads, started and retired by one thread at a time
+// (the pool's constructor, then its controller), and the counters each consumer keeps for the
+// controller. Consumers run at indices 0 .. running() - 1: growth starts index running(), and
+// retirement takes the last one, so the parking lot's bits stay those of the running consumers.
+class PoolCrew {
+ public:
+  // One consumer's flag and counters: each counter written by its consumer only (a plain load and
+  // store, no read-modify-write), read by the controller. A line of its own.
+  struct alignas(kCacheLineBytes) Worker {
+    std::thread thread;
+    std::atomic<bool> retire{false};
+    std::atomic<std::uint64_t> waited_ns{0}, waits{0}, idle_ns{0};
+    std::atomic<std::int64_t> parked_since{0};  // while parked: when it began; 0 otherwise
+
+    static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
+      counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    bool retiring() const noexcept { return retire.load(std::memory_order_acquire); }
+    // A turn began on a lane whose oldest buffer was handed over waited_ns ago.
+    void waited(std::int64_t ns) noexcept {
+      add(waited_ns, ns > 0 ? static_cast<std::uint64_t>(ns) : 0);
+      add(waits, 1);
+    }
+  };
+
+  explicit PoolCrew(std::size_t seats) : workers_(new Worker[seats]), seats_(seats) {}
+
+  Worker& worker(std::size_t k) noexcept { return workers_[k]; }
+
+  // Consumer threads that exist now (a retiring one counts until it leaves its loop).
+  std::size_t live() const noexcept { return live_.load(std::memory_order_acquire); }
+  // Consumers started and not retired (the starting thread's view; not for others to read).
+  std::size_t running() const noexcept { return running_; }
+  // The consumer's last act: it is no longer running.
+  void left() noexcept { live_.fetch_sub(1, std::memory_order_acq_rel); }
+
+  // Starts consumer running() with body(k); false if no thread could be created.
+  template <class Body>
+  bool grow(Body body) noexcept {
+    const std::size_t k = running_;
+    workers_[k].retire.store(false, std::memory_order_relaxed);
+    live_.fetch_add(1, std::memory_order_acq_rel);
+    try {
+      workers_[k].thread = std::thread([body, k] { body(k); });
+    } catch (...) {
+      live_.fetch_sub(1, std::memory_order_acq_rel);
+      return false;
+    }
+    ++running_;
+    return true;
+  }
+
+  // Retires the last consumer: flags it, wake(k) wakes it if parked, then joins it (it leaves
+  // after its current turn).
+  template <class Wake>
+  void shrink(Wake wake) {
+    Worker& w = workers_[--running_];
+    w.retire.store(true, std::memory_order_seq_cst);
+    wake(running_);
+    w.thread.join();
+  }
+
+  // Joins every consumer (the caller has told them to stop and woken them).
+  void join_all() noexcept {
+    while (running_ != 0) workers_[--running_].thread.join();
+  }
+
+  // Adds every worker's counters at `now` (parks still going included) to t.
+  void add_to(PoolTotals& t, std::int64_t now) const noexcept {
+    for (std::size_t k = 0; k < seats_; ++k) {
+      const Worker& w = workers_[k];
+      t.waited_ns += static_cast<double>(w.waited_ns.load(std::memory_order_relaxed));
+      t.waits += static_cast<double>(w.waits.load(std::memory_order_relaxed));
+      t.idle_ns += static_cast<double>(w.idle_ns.load(std::memory_order_relaxed));
+      const std::int64_t parked = w.parked_since.load(std::memory_order_relaxed);
+      if (parked != 0 && now > parked) t.idle_ns += static_cast<double>(now - parked);
+    }
+  }
+
+ private:
+  const std::unique_ptr<Worker[]> workers_;
+  const std::size_t seats_;
+  std::atomic<std::size_t> live_{0};
+  std::size_t running_ = 0;
+};
+
+}  // namespace detail
+
+// ---- hspc/pool_parking.hpp ----
+namespace detail {
+
+// ParkingLot: where a pool's idle consumers sleep, each on a waiter of the tuned primitive, and
+// how work wakes one of them. The waiters assume one waiter each, so every consumer has its own
+// seat (a waiter and a wake token); a 64-bit word says which seats are parked.
+//
+// Protocol (model/pool.pml checks it):
+// - Consumer k parks: sets bit k (seq_cst), full fence, then looks for work once more (`work()`);
+//   finding some, it clears its bit and returns; otherwise it waits on its waiter for its token.
+// - Whoever makes work available (a producer's hand-off, a consumer leaving a lane with work in
+//   it, stop): its release store, full fence, then reads the word; only if a bit is set does it
+//   clear one bit (fetch_and: one waker owns each wake) and set that seat's token through the
+//   seat's waiter. A producer with nobody parked pays a fence and a load per buffer, no more.
+// No lost wake-up: the two fences are ordered in S. If the waker's is first, the consumer's look
+// sees the store; if the consumer's is first, the waker sees bit k (or a later bit) and wakes a
+// parked consumer, whose next look comes after the token's acquire, so after the store.
+// A consumer that clears its own bit finds whether a waker got there first; if one did, the token
+// comes later and its next park returns at once: a spurious wake-up, never a lost one.
+template <class Waiter>
+class ParkingLot {
+ public:
+  ParkingLot(std::size_t seats, std::int64_t spin_ns) : seats_(allocate(seats)), count_(seats) {
+    for (std::size_t k = 0; k < seats; ++k) ::new (static_cast<void*>(seats_ + k)) Seat(spin_ns);
+  }
+  ~ParkingLot() {
+    for (std::size_t k = count_; k > 0; --k) seats_[k - 1].~Seat();
+    ::operator delete (seats_, std::align_val_t{alignof(Seat)});
+  }
+  ParkingLot(const ParkingLot&) = delete;
+  ParkingLot& operator=(const ParkingLot&) = delete;
+
+  // After a release store that made work available: wakes one parked consumer, if any.
+  void notify_one() noexcept {
+    seq_cst_fence();
+    std::uint64_t parked = parked_.load(std::memory_order_relaxed);
+    while (parked != 0) {
+      const std::uint64_t bit = parked & (~parked + 1);  // the lowest
+      const std::uint64_t before = parked_.fetch_and(~bit, std::memory_order_relaxed);
+      if ((before & bit) != 0) return give_token(bit);
+      parked = before & ~bit;  // someone else took it: try the next
+    }
+  }
+
+  // After a store that concerns consumer k only (its retirement): wakes k if it is parked.
+  void notify(std::size_t k) noexcept {
+    seq_cst_fence();
+    const std::uint64_t bit = std::uint64_t{1} << k;
+    if ((parked_.fetch_and(~bit, std::memory_order_relaxed) & bit) != 0) give_token(bit);
+  }
+
+  // After a store that concerns every consumer (stop): wakes them all.
+  void notify_all() noexcept {
+    seq_cst_fence();
+    std::uint64_t parked = parked_.exchange(0, std::memory_order_relaxed);
+    for (; parked != 0; parked &= parked - 1) give_token(parked & (~parked + 1));
+  }
+
+  // Consumer k: parks unless work() finds something after announcing it. `since` holds the
+  // park's start while parked (0 otherwise), for a controller to count idle time as it passes.
+  // Returns the nanoseconds parked (0 if it did not sleep).
+  template <class Work>
+  std::int64_t park(std::size_t k, Work&& work, std::atomic<std::int64_t>& since) {
+    const std::uint64_t bit = std::uint64_t{1} << k;
+    parked_.fetch_or(bit, std::memory_order_seq_cst);
+    seq_cst_fence();
+    if (work()) {
+      parked_.fetch_and(~bit, std::memory_order_relaxed);
+      return 0;
+    }
+    Seat& seat = seats_[k];
+    const std::int64_t start = steady_now();
+    since.store(start, std::memory_order_relaxed);
+    seat.waiter.wait([&] { return seat.token.load(std::memory_order_acquire) != 0; });
+    // Our bit is still set if the token was a late one (see above): clear it, so that wakers pass
+    // to consumers really parked. A waker that took it meanwhile owes a token: the next park then
+    // returns at once, and the look before that park sees its work (the fences, as above).
+    seat.token.store(0, std::memory_order_relaxed);
+    parked_.fetch_and(~bit, std::memory_order_relaxed);
+    since.store(0, std::memory_order_relaxed);
+    return steady_now() - start;
+  }
+
+  // How many consumers are parked now (a snapshot).
+  std::size_t parked() const noexcept {
+    return static_cast<std::size_t>(__builtin_popcountll(parked_.load(std::memory_order_relaxed)));
+  }
+
+ private:
+  // One seat per line: a seat's waiter and token are written by its consumer and its wakers only.
+  struct alignas(kCacheLineBytes) Seat {
+    explicit Seat(std::int64_t spin_ns) noexcept : waiter(spin_ns) {}
+    Waiter waiter;
+    std::atomic<std::uint32_t> token{0};
+  };
+
+  static Seat* allocate(std::size_t seats) {
+    return static_cast<Seat*>(
+        ::operator new (seats * sizeof(Seat), std::align_val_t{alignof(Seat)}));
+  }
+
+  static std::int64_t steady_now() noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  void give_token(std::uint64_t bit) noexcept {
+    Seat& seat = seats_[static_cast<std::size_t>(__builtin_ctzll(bit))];
+    seat.waiter.publish([&] { seat.token.store(1, std::memory_order_release); });
+  }
+
+  Seat* const seats_;
+  const std::size_t count_;
+  // Written by every consumer as it parks and by every waker: on a line of its own.
+  alignas(kCacheLineBytes) std::atomic<std::uint64_t> parked_{0};
+};
+
+}  // namespace detail
+
+// ---- hspc/pool_lane.hpp ----
+namespace detail {
+
+// PoolLane: one producer's part of a BasicConsumerPool (see there): its tuned channel, the claim
+// word that lets one consumer at a time take from it, the time its oldest untaken buffer was
+// handed over, and the producer's handle.
+//
+// Layout: the channel object (read only after construction), the consumers' words (claim, wait
+// stamp, finished: written per turn and per hand-off) and the producer's cursor (written per
+// event) each start a line of their own, so no consumer reads a line the producer writes per
+// event.
+template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
+          std::size_t PaddingBytes, std::size_t SpinNs, std::size_t MaxLatencyNs,
+          std::size_t PrefetchBytes, bool HugePages>
+struct PoolLane {
+  // Every parameter of the tuned channel but the latency bound, which the producer keeps itself
+  // (as BasicFanOut does) so that every hand-off goes through it.
+  using Channel =
+      BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, 0, PrefetchBytes, HugePages>;
+  using Lot = ParkingLot<WaiterFor<P>>;
+  static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
+
+  // A producer's calls: those of its channel, plus what the pool needs at each hand-off (a wait
+  // stamp if none is pending, and a parked consumer woken if there is one).
+  class Producer {
+   public:
+    Producer(PoolLane& lane, Lot& lot) noexcept : lane_(lane), lot_(lot) {}
+    Producer(const Producer&) = delete;
+    Producer& operator=(const Producer&) = delete;
+
+    // Appends one event; a full buffer goes to the pool. Blocks while every buffer is in use.
+    void push(const T& event) { emplace(event); }
+
+    // push, constructing the event in place (T(args...), or T{args...} for aggregates).
+    template <class... Args>
+    void emplace(Args&&... args) {
+      Channel& ours = lane_.channel;
+      if constexpr (MaxLatencyNs != 0) {
+        if (cursor_.fill == 0) {
+          first_of_buffer([&] {
+            ours.emplace(std::forward<Args>(args)...);
+            return true;
+          });
+          return;
+        }
+      }
+      ours.emplace(std::forward<Args>(args)...);
+      pushed_one();
+    }
+
+    // push, but false instead of blocking when every buffer is in use.
+    [[nodiscard]] bool try_push(const T& event) {
+      Channel& ours = lane_.channel;
+      if constexpr (MaxLatencyNs != 0) {
+        if (cursor_.fill == 0) return first_of_buffer([&] { return ours.try_push(event); });
+      }
+      if (!ours.try_push(event)) return false;
+      pushed_one();
+      return true;
+    }
+
+    // Hands a partly filled buffer to the pool now (nothing happens if it is empty).
+    void flush() {
+      if (cursor_.fill == 0) return;
+      lane_.channel.flush();
+      handed_over();
+    }
+
+    // flush(), then end of stream: once its events are handled the producer counts as finished.
+    void close() {
+      lane_.channel.close();
+      handed_over();
+    }
+
+    // How often push/emplace found every buffer in use and had to wait (read by this producer's
+    // thread, or by any once it has been joined).
+    std::uint64_t waits() const noexcept { return lane_.channel.producer_waits(); }
+
+   private:
+    // The channel hands a buffer over exactly when kEventsPerBuffer events were pushed since the
+    // last hand-off, so counting here tells when one went (BasicFanOut relies on the same).
+    void pushed_one() {
+      if (++cursor_.fill == kEventsPerBuffer) handed_over();
+      if constexpr (MaxLatencyNs != 0) {
+        if (cursor_.tick(1)) flush();
+      }
+    }
+
+    // With a bound: a buffer's first event, as BasicFanOut::first_of_buffer.
+    template <class Push>
+    bool first_of_buffer(Push push) {
+      const std::uint64_t waits = lane_.channel.producer_waits();
+      if (!push()) return false;
+      if (lane_.channel.producer_waits() != waits) cursor_.restart();
+      cursor_.start();
+      pushed_one();
+      return true;
+    }
+
+    // The clock is read only when no earlier buffer of this lane is waiting (its stamp stands).
+    void handed_over() noexcept {
+      cursor_.fill = 0;
+      if (lane_.since_ns.load(std::memory_order_relaxed) == 0) {
+        std::int64_t none = 0;
+        (void)lane_.since_ns.compare_exchange_strong(none, steady_now_ns(),
+                                                     std::memory_order_relaxed);
+      }
+      lot_.notify_one();
+    }
+
+    struct Cursor : LatencyTimer<MaxLatencyNs> {
+      std::size_t fill = 0;  // events pushed since the last hand-off
+    };
+
+    PoolLane& lane_;
+    Lot& lot_;
+    Cursor cursor_;
+  };
+
+  explicit PoolLane(Lot& lot) : producer(*this, lot) {}
+
+  // Unclaimed, and holding a published buffer or an end no consumer has seen yet. Any thread; a
+  // snapshot (a consumer still has to win the claim).
+  bool wanted() const noexcept {
+    return claimed.load(std::memory_order_relaxed) == 0 &&
+           !finished.load(std::memory_order_relaxed) && (channel.pending() || channel.ended());
+  }
+
+  // Acquire: the previous turn's use of the channel's consumer cursor happens before ours.
+  bool try_claim() noexcept {
+    std::uint32_t free = 0;
+    return claimed.compare_exchange_strong(free, 1, std::memory_order_acquire,
+                                           std::memory_order_relaxed);
+  }
+
+  // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
+  // fence orders the release before that look, against a parking consumer's look at the claim
+  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting is
+  // stamped from now (its wait before the turn was counted); a hand-off racing the stamp may go
+  // uncounted: the signal errs low, never high.
+  bool release() noexcept {
+    since_ns.store(channel.pending() ? steady_now_ns() : 0, std::memory_order_relaxed);
+    claimed.store(0, std::memory_order_release);
+    seq_cst_fence();
+    return wanted();
+  }
+
+  // Adds this lane's wait still going at `now` (its time so far, and one wait) to t.
+  void add_to(PoolTotals& t, std::int64_t now) const noexcept {
+    const std::int64_t since = since_ns.load(std::memory_order_relaxed);
+    if (since == 0 || now <= since) return;
+    t.waited_ns += static_cast<double>(now - since);
+    t.waiting += 1;
+  }
+
+  alignas(kCacheLineBytes) Channel channel;
+  alignas(kCacheLineBytes) std::atomic<std::uint32_t> claimed{0};
+  std::atomic<std::int64_t> since_ns{0};  // the oldest untaken hand-off's time; 0: none
+  std::atomic<bool> finished{false};      // closed and drained, counted by the pool once
+  alignas(kCacheLineBytes) Producer producer;
+};
+
+}  // namespace detail
+
+// ---- hspc/pool.hpp ----
+// BasicConsumerPool: N producer threads, each writing its own tuned channel, drained by a pool of
+// consumer threads that calls handler(event) for every event; a controller grows and shrinks the
+// pool at run time from what it measures (PoolController says how).
+//
+// Ordered mode (the only one so far): a consumer claims a producer's lane (a CAS), takes what is
+// published there (one turn: at most Buffers runs) and releases it. The claim's acquire and the
+// release's store pass the channel's consumer cursor on, so a lane has one consumer at a time.
+// Idle consumers park on the tuned primitive (ParkingLot); a producer wakes one per buffer
+// hand-off, only if one is parked, and so does a consumer leaving a lane with work in it (as Go's
+// last spinner does), so no published buffer waits for its producer's next hand-off.
+//
+// Preconditions
+// - T is trivially copyable; 1 <= min_consumers <= max_consumers (after 0 becomes the usable
+//   CPUs) <= 64; options.ordered (else the constructor throws std::invalid_argument).
+// - One thread per producer calls its push, emplace, try_push, flush and close; nothing is pushed
+//   after close(). At most kMaxProducers producers in the pool's lifetime (add_producer throws
+//   std::length_error past it; a closed producer's lane is not reused).
+// - add_producer() is not called once wait() has been called; wait() from one thread.
+// - Before destruction every producer thread has left its last call.
+//
+// Guarantees
+// - Every event pushed before its producer's close() is handled exactly once by wait()'s return
+//   (unless the handler threw, below); one producer's events in push order, never two of them at
+//   once.
+// - wait() returns once every producer (those added included) has closed and every event was
+//   handled; then the consumers and the controller have stopped. A producer that never closes:
+//   wait() never returns.
+// - A handler that throws: the first exception is kept and no call of the handler begins after
+//   that (calls under way in other consumers finish); the pool goes on draining, dropping events,
+//   so no producer blocks for ever; wait() rethrows that exception once, after the pool stops.
+// - The destructor without wait(): stops the consumers after their current turn and the
+//   controller, without waiting for producers to close; events not yet handled are dropped.
+// - consumers() is the number of consumer threads running at the moment of the call;
+//   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
+//   grows, below the producers not yet finished (more cannot help in ordered mode).
+// - Per event: a producer does what its channel does (no pool state); a consumer calls the
+//   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
+//   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
+//   and a fetch_or, a fence and a look over the lanes per park.
+// - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
+//   has none of its own), so a due buffer is a hand-off the pool sees.
+//
+// Layout: each lane is its own allocation, its parts on separate lines (pool_lane.hpp); consumers'
+// counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
+template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
+          std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
+          std::size_t PrefetchBytes = 0, bool HugePages = false>
+class BasicConsumerPool {
+  using Lane = detail::PoolLane<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, MaxLatencyNs,
+                                PrefetchBytes, HugePages>;
+
+ public:
+  using Channel = typename Lane::Channel;
+  using Producer = typename Lane::Producer;
+  using value_type = T;
+  using Handler = std::function<void(const T&)>;
+
+  static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
+  static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
+  static constexpr std::size_t kMaxProducers = 256;
+  static constexpr std::size_t kMaxConsumers = detail::kMaxPoolConsumers;
+
+  BasicConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
+      : options_(detail::checked_pool_options(options, kMaxConsumers)),
+        max_(detail::pool_max_consumers(options, kMaxConsumers)),
+        handler_(std::move(handler)),
+        lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
+        crew_(max_) {
+    const std::size_t start =
+        options.start_consumers == 0 ? options.min_consumers : options.start_consumers;
+    try {
+      for (std::size_t i = 0; i < producers; ++i) add_producer();
+      while (crew_.running() < std::min(std::max(start, options.min_consumers), max_)) {
+        if (!grow()) throw std::runtime_error("BasicConsumerPool: cannot start a consumer");
+      }
+      controller_ = std::thread([this] { control(); });
+    } catch (...) {
+      stop_consumers();
+      delete_lanes();
+      throw;
+    }
+  }
+
+  ~BasicConsumerPool() {
+    stop();
+    delete_lanes();
+  }
+
+  BasicConsumerPool(const BasicConsumerPool&) = delete;
+  BasicConsumerPool& operator=(const BasicConsumerPool&) = delete;
+
+  // Producer i (i < producers()): one thread's push, emplace, try_push, flush and close.
+  Producer& producer(std::size_t i) {
+    if (i >= producers()) throw std::out_of_range("BasicConsumerPool: no such producer");
+    return lane(i)->producer;
+  }
+
+  // A producer that joins now; consumers see its lane from their next look.
+  Producer& add_producer() {
+    const std::lock_guard<std::mutex> lock(done_mutex_);
+    const std::size_t i = lane_count_.load(std::memory_order_relaxed);
+    if (i == kMaxProducers) throw std::length_error("BasicConsumerPool: too many producers");
+    Lane* added = new Lane(lot_);
+    lanes_[i].store(added, std::memory_order_release);
+    lane_count_.store(i + 1, std::memory_order_release);
+    return added->producer;
+  }
+
+  std::size_t producers() const noexcept { return lane_count_.load(std::memory_order_acquire); }
+
+  // Blocks until every producer has closed and every event was handled, stops the pool, and
+  // rethrows the first exception a handler threw (once).
+  void wait() {
+    {
+      std::unique_lock<std::mutex> lock(done_mutex_);
+      done_cv_.wait(lock, [&] {
+        return finished_.load(std::memory_order_acquire) ==
+               lane_count_.load(std::memory_order_relaxed);
+      });
+    }
+    stop();
+    handler_.rethrow();
+  }
+
+  // Consumer threads running now.
+  std::size_t consumers() const noexcept { return crew_.live(); }
+
+  PoolAdjustments adjustments() const noexcept {
+    return {grown_.load(std::memory_order_relaxed), shrunk_.load(std::memory_order_relaxed),
+            intervals_.load(std::memory_order_relaxed)};
+  }
+
+ private:
+  using Worker = detail::PoolCrew::Worker;
+  using Totals = detail::PoolTotals;
+
+  void delete_lanes() noexcept {
+    for (std::size_t i = producers(); i > 0; --i) delete lane(i - 1);
+  }
+  Lane* lane(std::size_t i) const noexcept { return lanes_[i].load(std::memory_order_acquire); }
+
+  // ---- consumers ----
+
+  void run_consumer(std::size_t k) {
+    Worker& w = crew_.worker(k);
+    std::size_t next = k;  // where its round robin over the lanes starts
+    const auto work = [&] {
+      return w.retiring() || stop_.load(std::memory_order_acquire) || find_lane(next) != nullptr;
+    };
+    while (!w.retiring() && !stop_.load(std::memory_order_acquire)) {
+      if (Lane* found = find_lane(next)) {
+        if (found->try_claim()) serve(w, *found);
+        continue;
+      }
+      Worker::add(w.idle_ns, static_cast<std::uint64_t>(lot_.park(k, work, w.parked_since)));
+    }
+    crew_.left();
+  }
+
+  // The next lane from `next` on (round robin) that is unclaimed with work or an unseen end.
+  Lane* find_lane(std::size_t& next) const noexcept {
+    const std::size_t n = producers();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t at = (next + i) % n;
+      if (lane(at)->wanted()) {
+        next = at + 1;
+        return lane(at);
+      }
+    }
+    return nullptr;
+  }
+
+  // One turn on a claimed lane: its buffer's wait counted, up to Buffers runs handled (so other
+  // lanes get their turns), its end noted, then released, waking a parked consumer if work stays.
+  void serve(Worker& w, Lane& turn) {
+    if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
+      w.waited(detail::steady_now_ns() - since);
+    }
+    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n); };
+    for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
+    if (turn.channel.ended() && !turn.finished.exchange(true, std::memory_order_acq_rel)) {
+      finished_one();
+    }
+    if (turn.release()) lot_.notify_one();
+  }
+
+  void finished_one() {
+    const std::size_t done = finished_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const std::lock_guard<std::mutex> lock(done_mutex_);
+    if (done == lane_count_.load(std::memory_order_relaxed)) done_cv_.notify_all();
+  }
+
+  // ---- the controller ----
+
+  bool grow() noexcept {
+    return crew_.grow([this](std::size_t k) { run_consumer(k); });
+  }
+
+  // Per interval (PoolController's random length, cut short by stop()): a sample, the rule's
+  // move, the next interval. Stops the consumers as it leaves.
+  void control() {
+    detail::PoolController rule(options_, options_.min_consumers, max_);
+    detail::HostCpuMeter cpu;
+    (void)cpu.sample();
+    std::int64_t last_ns = detail::steady_now_ns();
+    Totals last = totals(last_ns);
+    std::unique_lock<std::mutex> lock(control_mutex_);
+    const auto stopping = [&] { return stop_.load(std::memory_order_relaxed); };
+    while (
+        !control_cv_.wait_for(lock, std::chrono::nanoseconds(rule.next_interval_ns()), stopping)) {
+      lock.unlock();
+      const std::int64_t now = detail::steady_now_ns();
+      const Totals t = totals(now);
+      const std::size_t open = producers() - finished_.load(std::memory_order_acquire);
+      const detail::PoolSample sample = detail::PoolSample::between(
+          last, t, static_cast<double>(now - last_ns), crew_.running(), open, cpu.sample());
+      last = t;
+      last_ns = now;
+      intervals_.fetch_add(1, std::memory_order_relaxed);
+      const int move = options_.adaptive ? rule.decide(sample) : 0;
+      if (move > 0 && grow()) grown_.fetch_add(1, std::memory_order_relaxed);
+      if (move < 0) {
+        crew_.shrink([this](std::size_t k) { lot_.notify(k); });
+        shrunk_.fetch_add(1, std::memory_order_relaxed);
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    stop_consumers();
+  }
+
+  // The crew's sums, plus the lanes' waits still going.
+  Totals totals(std::int64_t now) const noexcept {
+    Totals t;
+    crew_.add_to(t, now);
+    for (std::size_t i = producers(); i > 0; --i) lane(i - 1)->add_to(t, now);
+    return t;
+  }
+
+  void stop_consumers() noexcept {
+    stop_.store(true, std::memory_order_seq_cst);
+    lot_.notify_all();
+    crew_.join_all();
+  }
+
+  void stop() {
+    {
+      const std::lock_guard<std::mutex> lock(control_mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+      stop_.store(true, std::memory_order_seq_cst);
+    }
+    control_cv_.notify_all();
+    controller_.join();  // the controller stops the consumers as it leaves
+  }
+
+  const PoolOptions options_;
+  const std::size_t max_;
+  detail::PoolHandler<T> handler_;
+  detail::ParkingLot<WaiterFor<P>> lot_;
+  detail::PoolCrew crew_;
+  std::atomic<Lane*> lanes_[kMaxProducers] = {};
+  std::atomic<std::size_t> lane_count_{0};
+  std::atomic<std::size_t> finished_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> grown_{0}, shrunk_{0}, intervals_{0};
+  std::mutex done_mutex_;
+  std::condition_variable done_cv_;
+  std::mutex control_mutex_;
+  std::condition_variable control_cv_;
+  bool stopped_ = false;  // under control_mutex_
+  std::thread controller_;
+};
+
 // ---- the tuned point ----
 struct Tuning {
   std::size_t padding_bytes, stack_offset_bytes, buffers, buffer_bytes;
@@ -1885,6 +2788,36 @@ template <class T>
 using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
                            kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns,
                            kTuning.prefetch_bytes, kTuning.huge_pages>;
+
+// Many producers drained by a pool of consumer threads that grows and shrinks at run time: each
+// producer writes its own channel tuned as above, and the pool calls handler(event) for every
+// event, one producer's events in push order (see BasicConsumerPool for every guarantee).
+//   golden::ConsumerPool<Event> pool(producers, [](const Event& e) { handle(e); });
+//   auto& in = pool.producer(i);   // one thread each: push, emplace, try_push, flush, close
+//   pool.wait();                   // every producer closed, every event handled; pool stopped
+//   pool.consumers();              // consumer threads running now
+//   auto& late = pool.add_producer();
+// A third argument, PoolOptions{min_consumers, max_consumers (0: the usable CPUs), ordered},
+// sets its limits (and the controller's parameters: see PoolOptions). Unless start_consumers is
+// given it starts at kConsumers, the recommendation, within [min_consumers, max_consumers].
+template <class T>
+class ConsumerPool
+    : public BasicConsumerPool<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,
+                               kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns,
+                               kTuning.prefetch_bytes, kTuning.huge_pages> {
+ public:
+  ConsumerPool(std::size_t producers, typename ConsumerPool::Handler handler,
+               PoolOptions options = PoolOptions{})
+      : ConsumerPool::BasicConsumerPool(producers, std::move(handler), recommended(options)) {}
+
+ private:
+  static PoolOptions recommended(PoolOptions options) noexcept {
+    if (options.start_consumers == 0) {
+      options.start_consumers = static_cast<std::size_t>(kConsumers);
+    }
+    return options;
+  }
+};
 
 // ---- the tuning host ----
 // What this header was tuned with and on: `hspc-gen check` reads these lines back.

@@ -1,0 +1,390 @@
+// BasicConsumerPool for one primitive (HSPC_POOL_PRIMITIVE, set per executable by meson):
+// - rule: the controller's decision rule on made-up samples (growth on backlog with room, none
+//   while the CPUs are busy or at a limit, shrinking only after its run of idle intervals, the
+//   runs reset by a move) and its random interval lengths;
+// - options: what the constructor refuses;
+// - mixed: several producers with a seeded mix of push/emplace/try_push and flushes, over a table
+//   of buffers x buffer_bytes x event size (one variant with a latency bound); every event must be
+//   handled exactly once, intact, each producer's in push order and never two of one producer's
+//   at once (the handler writes per-producer state without a lock: ThreadSanitizer sees any
+//   overlap), with consumers() within its limits throughout;
+// - late: producers added while the pool runs, some with no events at all;
+// - adapt: growth forced (a tiny interval, a handler that sleeps), then shrinking (a light
+//   handler, producers that pause), then wait();
+// - teardown: wait() and the destructor (without wait, producers unclosed) while it grows;
+// - throws: a handler that throws: wait() rethrows once, the handler is not called again, and no
+//   producer blocks.
+// Not a timing test: the waits for growth and shrinking are bounded only by the watchdog.
+#include "hspc/pool.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using hspc::PoolOptions;
+using hspc::Primitive;
+using hspc_test::Event;
+using hspc_test::Rng;
+using Micros = std::chrono::microseconds;
+
+constexpr Primitive kPrimitive = Primitive::HSPC_POOL_PRIMITIVE;
+constexpr std::uint32_t kMixedEvents = 20000 / hspc_test::kSlowdown;
+
+// What a test's handler does per producer: the next sequence number it expects and a flag that is
+// set while one of its events is being handled.
+struct Track {
+  std::uint32_t next = 0;
+  std::atomic<int> inside{0};
+};
+
+template <class Ev>
+struct Checker {
+  explicit Checker(std::size_t producers) : tracks(producers) {}
+  // Events carry their producer in the top byte of seq.
+  void handle(const Ev& ev) {
+    HSPC_CHECK(ev.intact(), "event %08x corrupted", ev.seq);
+    Track& t = tracks[ev.seq >> 24];
+    HSPC_CHECK(t.inside.exchange(1) == 0, "two consumers in producer %u's lane", ev.seq >> 24);
+    HSPC_CHECK((ev.seq & 0xffffff) == t.next, "producer %u: event %u after %u", ev.seq >> 24,
+               ev.seq & 0xffffff, t.next);
+    ++t.next;
+    t.inside.store(0);
+  }
+  void expect(std::size_t producer, std::uint32_t events) const {
+    HSPC_CHECK(tracks[producer].next == events, "producer %zu: %u of %u events handled", producer,
+               tracks[producer].next, events);
+  }
+  std::vector<Track> tracks;
+};
+
+template <class Producer, class Ev>
+void produce(Producer& in, std::uint32_t id, std::uint32_t events, Rng rng) {
+  for (std::uint32_t i = 0; i < events; ++i) {
+    const Ev ev((id << 24) | i);
+    switch (rng.below(4)) {
+      case 0:
+        in.emplace((id << 24) | i);
+        break;
+      case 1:
+        while (!in.try_push(ev)) std::this_thread::yield();
+        break;
+      default:
+        in.push(ev);
+    }
+    if (rng.below(300) == 0) in.flush();
+    if (rng.below(4096) == 0) std::this_thread::yield();
+  }
+  in.close();
+}
+
+// ---- the rule ----
+
+void check_rule() {
+  PoolOptions o;
+  o.grow_wait_ns = 1000;
+  o.grow_intervals = 2;
+  o.shrink_intervals = 3;
+  o.cpu_busy_max = 0.9;
+  hspc::detail::PoolController rule(o, 1, 4);
+  // interval, wait accrued, waits, idle, consumers, open lanes, cpu busy
+  const hspc::detail::PoolSample backlog{1e6, 1e6, 10, 0, 2, 8, 0.5};
+  HSPC_CHECK(rule.decide(backlog) == 0, "grew after one interval of backlog");
+  HSPC_CHECK(rule.decide(backlog) == 1, "did not grow after two");
+  HSPC_CHECK(rule.decide(backlog) == 0, "the run did not reset after a move");
+  hspc::detail::PoolSample busy = backlog;
+  busy.cpu_busy = 0.95;
+  HSPC_CHECK(rule.decide(busy) == 0 && rule.decide(busy) == 0, "grew with the CPUs busy");
+  hspc::detail::PoolSample at_max = backlog;
+  at_max.consumers = 4;
+  HSPC_CHECK(rule.decide(at_max) == 0 && rule.decide(at_max) == 0, "grew past max");
+  hspc::detail::PoolSample lanes = backlog;
+  lanes.open_lanes = 2;
+  HSPC_CHECK(rule.decide(lanes) == 0 && rule.decide(lanes) == 0, "grew past the open lanes");
+  hspc::detail::PoolSample woken = backlog;
+  woken.idle_ns = 0.6e6;  // a parked consumer's wake-up is no backlog
+  HSPC_CHECK(rule.decide(woken) == 0 && rule.decide(woken) == 0, "grew with consumers idle");
+  const hspc::detail::PoolSample idle{1e6, 0, 0, 1.5e6, 3, 8, 0.1};
+  HSPC_CHECK(rule.decide(idle) == 0 && rule.decide(idle) == 0, "shrank too soon");
+  HSPC_CHECK(rule.decide(idle) == -1, "did not shrink after three idle intervals");
+  HSPC_CHECK(rule.decide(idle) == 0, "the idle run did not reset after a move");
+  (void)rule.decide(idle);
+  HSPC_CHECK(rule.decide(backlog) == 0, "a backlog did not break the idle run");
+  HSPC_CHECK(rule.decide(idle) == 0, "the idle run went on through a backlog");
+  hspc::detail::PoolSample at_min = idle;
+  at_min.consumers = 1;
+  for (int i = 0; i < 10; ++i) HSPC_CHECK(rule.decide(at_min) == 0, "shrank below min");
+  o.interval_ns = 1000000;
+  hspc::detail::PoolController lengths(o, 1, 4);
+  std::uint64_t lo = ~std::uint64_t{0}, hi = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const std::uint64_t ns = lengths.next_interval_ns();
+    HSPC_CHECK(ns >= 500000 && ns <= 1500000, "interval %llu ns", (unsigned long long)ns);
+    lo = ns < lo ? ns : lo;
+    hi = ns > hi ? ns : hi;
+  }
+  HSPC_CHECK(lo < 600000 && hi > 1400000, "intervals do not spread over [0.5, 1.5]");
+}
+
+using Pool8 = hspc::BasicConsumerPool<Event<16>, kPrimitive, 4, 256, 64>;
+
+void check_options() {
+  const auto refused = [](PoolOptions o) {
+    try {
+      Pool8 pool(
+          1, [](const Event<16>&) {}, o);
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+    return false;
+  };
+  HSPC_CHECK(refused(PoolOptions{0, 2, true}), "min 0 accepted");
+  HSPC_CHECK(refused(PoolOptions{3, 2, true}), "min above max accepted");
+  HSPC_CHECK(refused(PoolOptions{1, 65, true}), "max above 64 accepted");
+  HSPC_CHECK(refused(PoolOptions{1, 2, false}), "unordered accepted (not implemented)");
+  Pool8 none(0, [](const Event<16>&) {});
+  none.wait();  // no producers: nothing to wait for
+  HSPC_CHECK(none.consumers() == 0 && none.producers() == 0, "stopped pool still runs");
+}
+
+// ---- mixed ----
+
+template <class Pool>
+void run_mixed(const std::string& name, std::size_t producers, PoolOptions options,
+               std::uint64_t seed) {
+  using Ev = typename Pool::value_type;
+  Checker<Ev> checker(producers);
+  Pool pool(
+      producers, [&](const Ev& ev) { checker.handle(ev); }, options);
+  const std::size_t max = options.max_consumers;
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < producers; ++i) {
+    threads.emplace_back([&, i] {
+      produce<typename Pool::Producer, Ev>(pool.producer(i), static_cast<std::uint32_t>(i),
+                                           kMixedEvents, Rng(seed * 131 + i));
+    });
+  }
+  for (int i = 0; i < 50; ++i) {
+    const std::size_t now = pool.consumers();
+    HSPC_CHECK(now >= options.min_consumers && now <= max, "%s: %zu consumers", name.c_str(), now);
+    std::this_thread::sleep_for(Micros(200));
+  }
+  for (auto& t : threads) t.join();
+  pool.wait();
+  for (std::size_t i = 0; i < producers; ++i) checker.expect(i, kMixedEvents);
+  std::printf("ok mixed %s producers=%zu: grown %llu shrunk %llu\n", name.c_str(), producers,
+              (unsigned long long)pool.adjustments().grown,
+              (unsigned long long)pool.adjustments().shrunk);
+}
+
+// A busy controller: tiny intervals, quick to move both ways.
+PoolOptions restless(std::size_t min, std::size_t max) {
+  PoolOptions o{min, max, true};
+  o.interval_ns = 300000;
+  o.grow_wait_ns = 1000;
+  o.grow_intervals = 1;
+  o.shrink_intervals = 2;
+  o.shrink_idle = 0.5;
+  o.cpu_busy_max = 1.0;
+  return o;
+}
+
+template <std::size_t B, std::size_t BufferBytes, std::size_t EventBytes, std::size_t Bound = 0>
+void mixed(const char* shape) {
+  using Pool =
+      hspc::BasicConsumerPool<Event<EventBytes>, kPrimitive, B, BufferBytes, 64, 5000, Bound>;
+  const std::string name = std::string(hspc::primitive_name(kPrimitive)) + " " + shape;
+  run_mixed<Pool>(name + " fixed", 3, PoolOptions{2, 2, true}, 1);
+  run_mixed<Pool>(name + " restless", 4, restless(1, 3), 2);
+  run_mixed<Pool>(name + " one", 5, PoolOptions{1, 1, true}, 3);
+}
+
+// ---- late producers ----
+
+void late() {
+  using Ev = Event<16>;
+  constexpr std::size_t kLate = 6;
+  Checker<Ev> checker(1 + kLate);
+  Pool8 pool(
+      1, [&](const Ev& ev) { checker.handle(ev); }, restless(1, 2));
+  std::vector<std::thread> threads;
+  threads.emplace_back(
+      [&] { produce<Pool8::Producer, Ev>(pool.producer(0), 0, kMixedEvents, Rng(7)); });
+  for (std::uint32_t i = 1; i <= kLate; ++i) {
+    std::this_thread::sleep_for(Micros(500));
+    auto& in = pool.add_producer();
+    HSPC_CHECK(&in == &pool.producer(i), "add_producer's producer is not producer(%u)", i);
+    const std::uint32_t events = i % 3 == 0 ? 0 : kMixedEvents / 4;  // some never push
+    threads.emplace_back([&in, i, events] { produce<Pool8::Producer, Ev>(in, i, events, Rng(i)); });
+  }
+  for (auto& t : threads) t.join();
+  pool.wait();
+  checker.expect(0, kMixedEvents);
+  for (std::uint32_t i = 1; i <= kLate; ++i) checker.expect(i, i % 3 == 0 ? 0 : kMixedEvents / 4);
+  std::printf("ok late producers: %zu\n", pool.producers());
+}
+
+// ---- adapt ----
+
+void adapt(hspc_test::Watchdog& watchdog) {
+  using Ev = Event<16>;
+  std::atomic<bool> heavy{true};
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> handled{0};
+  constexpr std::size_t kProducers = 4;
+  Pool8 pool(
+      kProducers,
+      [&](const Ev&) {
+        if (heavy.load(std::memory_order_relaxed)) std::this_thread::sleep_for(Micros(20));
+        handled.fetch_add(1, std::memory_order_relaxed);
+      },
+      restless(1, 3));
+  HSPC_CHECK(pool.consumers() == 1, "started with %zu consumers, not min", pool.consumers());
+  std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> pushed{0};
+  for (std::size_t i = 0; i < kProducers; ++i) {
+    threads.emplace_back([&, i] {
+      auto& in = pool.producer(i);
+      std::uint32_t seq = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        in.push(Ev(static_cast<std::uint32_t>(i << 24) | seq++));
+        if (!heavy.load(std::memory_order_relaxed) && seq % 16 == 0) {
+          in.flush();
+          std::this_thread::sleep_for(Micros(500));  // a light load: the consumers idle
+        }
+      }
+      pushed.fetch_add(seq);
+      in.close();
+    });
+  }
+  watchdog.arm("adapt: growth", std::chrono::seconds(120));
+  while (pool.adjustments().grown == 0) std::this_thread::sleep_for(Micros(200));
+  HSPC_CHECK(pool.consumers() >= 2 && pool.consumers() <= 3, "grown to %zu", pool.consumers());
+  heavy.store(false);
+  watchdog.arm("adapt: shrinking", std::chrono::seconds(120));
+  while (pool.adjustments().shrunk == 0 || pool.consumers() != 1) {
+    std::this_thread::sleep_for(Micros(200));
+  }
+  stop.store(true);
+  for (auto& t : threads) t.join();
+  pool.wait();
+  HSPC_CHECK(handled.load() == pushed.load(), "%llu of %llu handled",
+             (unsigned long long)handled.load(), (unsigned long long)pushed.load());
+  const auto a = pool.adjustments();
+  std::printf("ok adapt: grown %llu shrunk %llu over %llu intervals\n", (unsigned long long)a.grown,
+              (unsigned long long)a.shrunk, (unsigned long long)a.intervals);
+}
+
+// ---- teardown while growing ----
+
+void teardown(bool call_wait) {
+  using Ev = Event<16>;
+  std::atomic<std::uint64_t> handled{0};
+  std::atomic<std::uint32_t> pushed{0};
+  std::uint64_t grown = 0;
+  {
+    Pool8 pool(
+        3,
+        [&](const Ev&) {
+          std::this_thread::sleep_for(Micros(10));
+          handled.fetch_add(1, std::memory_order_relaxed);
+        },
+        restless(1, 3));
+    std::vector<std::thread> threads;
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      threads.emplace_back([&, i] {
+        auto& in = pool.producer(i);
+        for (std::uint32_t seq = 0; seq < 2000 / hspc_test::kSlowdown; ++seq) {
+          in.push(Ev((i << 24) | seq));
+          pushed.fetch_add(1);
+        }
+        if (call_wait) in.close();
+      });
+    }
+    for (auto& t : threads) t.join();
+    grown = pool.adjustments().grown;
+    if (call_wait) {
+      pool.wait();
+      HSPC_CHECK(handled.load() == pushed.load(), "wait() returned with events unhandled");
+    }
+  }  // the destructor, while the controller may be adding a consumer
+  HSPC_CHECK(handled.load() <= pushed.load(), "handled more than pushed");
+  std::printf("ok teardown %s: %llu of %u handled, grown %llu\n", call_wait ? "wait" : "destructor",
+              (unsigned long long)handled.load(), pushed.load(), (unsigned long long)grown);
+}
+
+// ---- a handler that throws ----
+
+void throws() {
+  using Ev = Event<16>;
+  std::atomic<std::uint64_t> calls{0};
+  std::atomic<bool> thrown{false};
+  std::atomic<std::uint64_t> after{0};
+  Pool8 pool(
+      3,
+      [&](const Ev& ev) {
+        if (thrown.load()) after.fetch_add(1);
+        calls.fetch_add(1);
+        if (ev.seq == ((1U << 24) | 100)) {
+          thrown.store(true);
+          throw std::runtime_error("handler failed on purpose");
+        }
+      },
+      PoolOptions{1, 1, true});  // one consumer: no call can be under way as it throws
+  std::vector<std::thread> threads;
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    threads.emplace_back([&, i] {
+      auto& in = pool.producer(i);
+      // Blocks only until the pool, draining without the handler, frees a buffer.
+      for (std::uint32_t seq = 0; seq < 5000; ++seq) in.push(Ev((i << 24) | seq));
+      in.close();
+    });
+  }
+  for (auto& t : threads) t.join();
+  bool rethrown = false;
+  try {
+    pool.wait();
+  } catch (const std::runtime_error& e) {
+    rethrown = std::string(e.what()) == "handler failed on purpose";
+  }
+  HSPC_CHECK(rethrown, "wait() did not rethrow the handler's exception");
+  HSPC_CHECK(after.load() == 0, "the handler was called %llu times after it threw",
+             (unsigned long long)after.load());
+  pool.wait();  // once: the second wait() returns quietly
+  std::printf("ok throws: %llu calls before the throw\n", (unsigned long long)calls.load());
+}
+
+}  // namespace
+
+int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each stage as it passes (a hang shows where)
+  hspc_test::Watchdog watchdog;
+  watchdog.arm("rule", std::chrono::seconds(60));
+  check_rule();
+  check_options();
+  watchdog.arm("mixed", std::chrono::seconds(300));
+  mixed<4, 256, 16>("buffers=4 buffer_bytes=256 event=16");
+  mixed<2, 64, 64>("buffers=2 buffer_bytes=64 event=64");
+  mixed<8, 4096, 8>("buffers=8 buffer_bytes=4096 event=8");
+  mixed<4, 1024, 16, 200000>("buffers=4 buffer_bytes=1024 event=16 bound_ns=200000");
+  watchdog.arm("late", std::chrono::seconds(120));
+  late();
+  adapt(watchdog);
+  watchdog.arm("teardown", std::chrono::seconds(120));
+  teardown(true);
+  teardown(false);
+  watchdog.arm("throws", std::chrono::seconds(120));
+  throws();
+  std::printf("pool %s: all passed\n", hspc::primitive_name(kPrimitive));
+  return 0;
+}
