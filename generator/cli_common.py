@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from hspc_gen import params
 from hspc_gen.batch import Show, quiet
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.model import PARAM_NAMES, Effort
@@ -21,6 +22,7 @@ from hspc_gen.model.progress import Progress
 from hspc_gen.model.result import TuneResult
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import outcome
+from hspc_gen.units import format_duration, parse_duration
 
 PROG = "hspc-gen"
 
@@ -105,13 +107,34 @@ def recorded_command(command: tuple[str, ...], args: argparse.Namespace) -> tupl
     if args.out is not None:
         words += ["--out", str(args.out)]
     if args.budget is not None:
-        words += ["--budget", args.budget]
+        words += ["--budget", _budget_spelled(args.budget)]
     words += ["--effort", str(args.effort)]
-    for override in args.overrides:
+    for override in _overrides_spelled(args.overrides):
         words += ["--set", override]
     if args.cache is not None:
         words += ["--cache", str(args.cache)]
     return tuple(words)
+
+
+def _budget_spelled(budget: str) -> str:
+    """--budget in one spelling (30, 30s and 0.5m alike); as typed if it is no duration, which
+    the run then refuses before it writes anything."""
+    try:
+        seconds = parse_duration(budget)
+    except ValueError:
+        return budget
+    short = format_duration(seconds)
+    return short if parse_duration(short) == seconds else f"{seconds!r}s"
+
+
+def _overrides_spelled(overrides: Sequence[str]) -> list[str]:
+    """Each --set once, by name, its value in one spelling (params.spelled); as typed if they
+    do not parse, which the run then refuses before it writes anything."""
+    try:
+        parsed = params.parse_overrides(overrides)
+    except UserError:
+        return list(overrides)
+    return [f"{name}={params.spelled(name, parsed[name])}" for name in sorted(parsed)]
 
 
 def outcome_status(result: TuneResult) -> int:

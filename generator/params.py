@@ -55,6 +55,7 @@ def check(params: ChannelParams, allowed_cpus: Iterable[int]) -> None:
 def parse_overrides(assignments: Iterable[str]) -> dict[str, int | Primitive]:
     """Parse `--set NAME=VALUE` strings into typed values (domains are checked by `check`)."""
     overrides: dict[str, int | Primitive] = {}
+    typed: dict[str, str] = {}
     for assignment in assignments:
         name, sep, raw = assignment.partition("=")
         name, raw = name.strip(), raw.strip()
@@ -62,10 +63,26 @@ def parse_overrides(assignments: Iterable[str]) -> dict[str, int | Primitive]:
             raise UserError(f"--set {assignment!r}: expected NAME=VALUE, e.g. --set buffers=4")
         if name not in PARAM_NAMES:
             raise UserError(f"--set {name}: unknown parameter{_suggest(name, PARAM_NAMES)}")
+        if name in typed:  # which one was meant is not ours to guess
+            raise UserError(f"--set {name} given twice ({typed[name]}, {raw}): give it once")
+        typed[name] = raw
         overrides[name] = _parse_value(name, raw)
         if (why := domain_error(name, overrides[name])) is not None:
             raise UserError(f"--set {name}={raw}: {why}")
     return overrides
+
+
+def spelled(name: str, value: int | Primitive) -> str:
+    """One spelling of a parsed `--set` value, so that 64KiB and 65536, or 2us and 2000, are
+    recorded alike: sizes and durations in their exact largest unit, the rest as numbers."""
+    if isinstance(value, Primitive):
+        return value.value
+    if name in _SIZE_PARAMS:
+        return format_size(value)
+    if name in _DURATION_PARAMS:
+        short = format_duration(value / 1e9)
+        return short if parse_duration_ns(short) == value else f"{value}ns"
+    return str(value)
 
 
 def _parse_value(name: str, raw: str) -> int | Primitive:

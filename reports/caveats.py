@@ -66,7 +66,10 @@ def _estimate() -> Caveat:
 
 def _searched(result: TuneResult, search: SearchResult) -> list[Caveat]:
     found = []
-    if search.confirmed is None and not search.trail:
+    # A confirmation that measured nothing (every arm failed or was cut) confirms nothing either:
+    # the summary then says "channel: not measured", and the header's banner "NOT confirmed".
+    unconfirmed = search.confirmed is None or search.confirmed.rate is None
+    if unconfirmed and not search.trail:
         found.append(
             Caveat(
                 CaveatKind.estimate,
@@ -74,12 +77,16 @@ def _searched(result: TuneResult, search: SearchResult) -> list[Caveat]:
                 " come from the host heuristics.",
             )
         )
-    elif search.confirmed is None:
+    elif unconfirmed:
+        why = (
+            "the budget ran out before the winner was measured again in a fresh process"
+            if search.confirmed is None or search.budget_exhausted
+            else "the fresh-process measurement of the winner measured nothing"
+        )
         found.append(
             Caveat(
                 CaveatKind.not_confirmed,
-                "Not confirmed: the budget ran out before the winner was measured again in a"
-                " fresh process; the header holds the search's best so far, unconfirmed.",
+                f"Not confirmed: {why}; the header holds the search's best so far, unconfirmed.",
             )
         )
     if search.budget_exhausted and search.trail:

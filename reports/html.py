@@ -14,7 +14,14 @@ from dataclasses import dataclass
 
 from hspc_gen.reports import figure_data, figure_threads, figure_topology, figures
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE, Doc
-from hspc_gen.reports.wording import TRAIL_COLUMNS, duration, param_value, placement, trail_row
+from hspc_gen.reports.wording import (
+    TRAIL_COLUMNS,
+    duration,
+    param_value,
+    placement,
+    placement_raced,
+    trail_row,
+)
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,12 @@ def _winner_html(result: Doc) -> str:
     rows = [(str(k), param_value(str(k), v)) for k, v in sorted(params.items())]
     if winner.get("placement"):
         cpus = (params.get("producer_cpu"), params.get("consumer_cpu"))
-        rows.append(("placement", placement(str(winner["placement"]), *cpus)))
+        measured = (
+            (p.get("producer_cpu"), p.get("consumer_cpu"))
+            for p in ((c.get("params") or {}) for c in result.get("candidates") or ())
+        )
+        raced = placement_raced(cpus, measured)
+        rows.append(("placement", placement(str(winner["placement"]), *cpus, raced=raced)))
     cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f"<table><caption>the chosen channel</caption>{cells}</table>\n"
 

@@ -13,7 +13,13 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
-from hspc_gen.reports.wording import TRAIL_COLUMNS, param_value, placement, trail_row
+from hspc_gen.reports.wording import (
+    TRAIL_COLUMNS,
+    param_value,
+    placement,
+    placement_raced,
+    trail_row,
+)
 
 
 def _si(value: float) -> str:
@@ -84,11 +90,14 @@ def _us(figure: Figure) -> str:
     return f"{figure.median / 1e3:.3g} us (95% CI {low:.3g} to {high:.3g}, n={figure.n})"
 
 
-def _placement(winner: ChannelParams, where: str) -> list[str]:
+def _placement(winner: ChannelParams, search: SearchResult) -> list[str]:
     """Where the winner's threads run, when the search placed them (one line, then a blank)."""
-    if not where:
+    if not search.placement:
         return []
-    return [f"Placement: {placement(where, winner.producer_cpu, winner.consumer_cpu)}.", ""]
+    cpus = (winner.producer_cpu, winner.consumer_cpu)
+    measured = ((c.params.producer_cpu, c.params.consumer_cpu) for c in search.candidates)
+    where = placement(search.placement, *cpus, raced=placement_raced(cpus, measured))
+    return [f"Placement: {where}.", ""]
 
 
 def _params(result: TuneResult) -> list[str]:
@@ -197,7 +206,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
     ]
     search = result.search
     if search is not None and (search.confirmed is not None or search.trail):
-        lines += [*_placement(result.winner, search.placement)]
+        lines += [*_placement(result.winner, search)]
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)

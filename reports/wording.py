@@ -5,7 +5,7 @@ cells (from a step as hspc-result.json holds it), and what the run's duration wa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 UNPINNED = -1  # ChannelParams' CPU when the scheduler places the thread
@@ -67,11 +67,21 @@ def duration(result: Mapping[str, Any]) -> str:
     return f"took {took}{of}"
 
 
-def placement(where: str, producer_cpu: object, consumer_cpu: object) -> str:
+def placement(where: str, producer_cpu: object, consumer_cpu: object, raced: bool = True) -> str:
     """Where the winner's threads run, from the search's placement (unpinned, pinned, or the
-    measured class of CPU pairs its CPUs represent) and its CPUs."""
+    measured class of CPU pairs its CPUs represent) and its CPUs; `raced` False: no candidate
+    was measured anywhere else (the run ended before placements were raced, or pin_threads and
+    --set left one), so pinning there was not shown better than another placement."""
     if where == "unpinned" or UNPINNED in (producer_cpu, consumer_cpu):
         return "unpinned (the scheduler places the threads)"
     cpus = f"producer on CPU {producer_cpu}, consumer on CPU {consumer_cpu}"
     kind = "a pinned pair" if where in ("pinned", "") else f"the measured class {where}"
-    return f"{cpus} ({kind})"
+    alone = "" if raced else "; no other placement was measured"
+    return f"{cpus} ({kind}{alone})"
+
+
+def placement_raced(
+    winner_cpus: tuple[object, object], measured: Iterable[tuple[object, object]]
+) -> bool:
+    """Whether any candidate was measured on CPUs other than the winner's."""
+    return any(cpus != winner_cpus for cpus in measured)

@@ -104,3 +104,19 @@ def test_the_command_line_run_writes_its_caveats_on_the_page_as_in_the_summary(
     for caveat in carried:
         assert f"- {caveat['text']}" in summary and f"- {caveat['text']}" in done.stdout
         assert f'<li class="caveat {caveat["kind"]}">{caveat["text"]}</li>' in page
+
+
+def test_a_confirmation_that_measured_nothing_is_said_not_confirmed(
+    results: dict[str, TuneResult],
+) -> None:
+    """Its summary says "channel: not measured" and its banner "NOT confirmed": the caveats,
+    and so the page, must say it too (a new user's hour on b50c1fb found them silent)."""
+    result = results["remeasured"]
+    assert result.search is not None and result.search.confirmed is not None
+    empty = dataclasses.replace(result.search.confirmed, rate=None)
+    for exhausted in (False, True):
+        search = dataclasses.replace(result.search, confirmed=empty, budget_exhausted=exhausted)
+        said = caveats(dataclasses.replace(result, search=search))
+        texts = [c.text for c in said if c.kind is CaveatKind.not_confirmed]
+        assert len(texts) == 1 and texts[0].startswith("Not confirmed: ")
+        assert ("budget ran out" in texts[0]) == exhausted

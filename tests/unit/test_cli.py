@@ -154,6 +154,25 @@ def test_the_same_inputs_give_the_same_header_bytes(tmp_path: Path) -> None:
     assert command.encode() in first
 
 
+def test_equal_values_spelled_otherwise_give_the_same_header_bytes(tmp_path: Path) -> None:
+    """30 and 30s, 2us and 2000, 64KiB and 65536, --sets in any order: one run, one header (a
+    new user's hour on b50c1fb found the banner kept each as typed)."""
+    common = ("--target", EXAMPLE, "--effort", "estimate", "--out", "o")
+    runs = {
+        "units": ("--budget", "30s", "--set", "spin_ns=2us", "--set", "buffer_bytes=64KiB"),
+        "bare": ("--budget", "30", "--set", "buffer_bytes=65536", "--set", "spin_ns=2000"),
+        "other": ("--budget=0.5m", "--set", "spin_ns=2000ns", "--set", "buffer_bytes=64 KiB"),
+    }
+    for run, args in runs.items():
+        done = hspc_gen(*common, *args, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        (tmp_path / "o" / "example_channel.hpp").rename(tmp_path / f"{run}.hpp")
+    first = (tmp_path / "units.hpp").read_bytes()
+    assert all((tmp_path / f"{run}.hpp").read_bytes() == first for run in runs)
+    words = "--budget 30s --effort estimate --set buffer_bytes=64KiB --set spin_ns=2us"
+    assert f" --out o {words}\n".encode() in first
+
+
 def test_host_json_on_a_recorded_tree() -> None:
     done = hspc_gen("host", "--json", "--sysfs-root", SYSFS / "2s-8c-2t" / "sys")
     assert done.returncode == 0, done.stderr

@@ -114,3 +114,10 @@ def test_a_set_that_no_memory_bound_fits_names_the_channels_that_would(tmp_path:
     )
     assert "at most 0" not in refused.stderr
     assert listing(tmp_path) == ["app.yaml"]
+
+
+def test_a_set_given_twice_is_refused(tmp_path: Path) -> None:
+    sets = ("--set", "buffers=4", "--set", "buffers=8")
+    refused = hspc_gen("--target", EXAMPLE, "--effort", "estimate", "--out", tmp_path / "o", *sets)
+    assert_one_clear_error(refused, "--set buffers given twice (4, 8): give it once")
+    assert not (tmp_path / "o").exists()

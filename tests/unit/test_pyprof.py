@@ -272,3 +272,24 @@ def test_help_gives_the_sort_it_uses(installed: Path, tmp_path: Path) -> None:
     done = command(installed, script, "5")
     assert done.returncode == 0, done.stderr
     assert "Ordered by: cumulative time" in done.stdout
+
+
+def test_a_missing_script_or_an_outfile_it_cannot_write_is_one_message(
+    installed: Path, tmp_path: Path
+) -> None:
+    """Bad input, said before anything runs: one line, exit 2, no traceback (b50c1fb ended both
+    in a FileNotFoundError traceback, the second after the whole profile was taken)."""
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT, encoding="utf-8")
+    missing = tmp_path / "missing.py"
+    for args, said in (
+        ((missing,), f"can't open file '{missing}': [Errno 2] No such file or directory"),
+        (("-o", tmp_path / "no" / "out.prof", script, "3"), f"no folder {tmp_path / 'no'}"),
+        (("-o", tmp_path, script, "3"), "is a folder"),
+    ):
+        done = command(installed, *args)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.splitlines() == [f"python -m hspcprof: error: -o {args[1]}: {said}"
+                                            if args[0] == "-o" else
+                                            f"python -m hspcprof: error: {said}"]  # fmt: skip
+        assert "Traceback" not in done.stderr and done.stdout == ""

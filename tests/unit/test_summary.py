@@ -8,7 +8,15 @@ from pathlib import Path
 
 from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Primitive, Status, Summary
-from hspc_gen.model.result import Confirmed, Failure, RunInfo, SearchResult, Step, TuneResult
+from hspc_gen.model.result import (
+    CandidateResult,
+    Confirmed,
+    Failure,
+    RunInfo,
+    SearchResult,
+    Step,
+    TuneResult,
+)
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.reports.summary import render
@@ -170,8 +178,18 @@ def test_the_measured_classes_of_cpu_pairs_are_one_sentence() -> None:
 
 def test_the_placement_is_named_with_its_class_and_cpus() -> None:
     pinned = WINNER.replace(producer_cpu=2, consumer_cpu=5)
-    found = searched(winner=pinned, placement="shared_l3")
+    raced = tuple(
+        CandidateResult(f"c{i}", "two", "placement", p, Status.ok, None, p == pinned, RATE)
+        for i, p in enumerate((pinned, WINNER))
+    )
+    found = searched(winner=pinned, placement="shared_l3", candidates=raced)
     text = render(TuneResult(RUN, pinned, found, ESTIMATED))
     assert "Placement: producer on CPU 2, consumer on CPU 5 (the measured class shared_l3)." in text
+    # Measured there alone (a run cut before the placement step): not shown better than elsewhere.
+    alone = searched(winner=pinned, placement="shared_l3", candidates=raced[:1])
+    assert (
+        "Placement: producer on CPU 2, consumer on CPU 5 (the measured class shared_l3; no other"
+        " placement was measured)."
+    ) in render(TuneResult(RUN, pinned, alone, ESTIMATED))
     loose = render(TuneResult(RUN, WINNER, searched(placement="unpinned"), ESTIMATED))
     assert "Placement: unpinned (the scheduler places the threads)." in loose

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import pstats
 import runpy
 import sys
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import Any, NoReturn
 
 from hspcprof import runctx
 
@@ -71,12 +72,33 @@ def program(options: argparse.Namespace) -> tuple[str | CodeType, dict[str, Any]
     }
 
 
+def refuse(message: str) -> NoReturn:
+    """Bad input: one line, exit 2, as argparse (and `python missing.py`) end."""
+    print(f"python -m hspcprof: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def writable_outfile(outfile: str) -> str:
+    """The -o path, resolved before the script runs (it may chdir), refused now if it cannot be
+    written: not after the whole profile was taken."""
+    path = Path(outfile).resolve()
+    if path.is_dir():
+        refuse(f"-o {outfile}: is a folder")
+    if not path.parent.is_dir():
+        refuse(f"-o {outfile}: no folder {path.parent}")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        refuse(f"-o {outfile}: not writable")
+    return str(path)
+
+
 def main(argv: list[str] | None = None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
     sys.argv[:] = [options.target, *options.args]
-    # The script may chdir: the output path is fixed before it runs.
-    outfile = None if options.outfile is None else str(Path(options.outfile).resolve())
-    code, globs = program(options)
+    outfile = None if options.outfile is None else writable_outfile(options.outfile)
+    try:
+        code, globs = program(options)
+    except OSError as exc:  # as `python missing.py` says it, without a traceback
+        refuse(f"can't open file {options.target!r}: [Errno {exc.errno}] {exc.strerror}")
     try:
         runctx(code, globs, None, outfile, options.sort, builtins=options.builtins)
     except BrokenPipeError as exc:
