@@ -6,12 +6,12 @@ rounds, a pilot round first so that later samples are sized from what it measure
 against the best. The answer is the good count with the fewest threads (knee.py). Counts with
 more threads than CPUs take part only when the coarse grid showed idle CPU time that they could
 fill (guards.py: read at the fewest threads searched when those are already more than the CPUs),
-or when one the coarse grid ran anyway measured better than the best within them. Whatever path
-ended the search, the best then moves to any count run beside it that measured higher by median
-and paired (knee.strongest), so that the answer is held to the best measured. The search ends by
-its own rule when the plan's levels are done or nothing is left to try between whole counts; when
-the budget ends a call (BudgetSpentError), it answers by the same rule from what it measured and
-says so (BUDGET).
+or when one the coarse grid ran anyway was shown better than the best within them beyond the
+noise. Whatever path ended the search, the best then moves to any count run beside it that
+measured higher by median and paired (knee.strongest), so that the answer is held to the best
+measured. The search ends by its own rule when the plan's levels are done or nothing is left to
+try between whole counts; when the budget ends a call (BudgetSpentError), it answers by the same
+rule from what it measured and says so (BUDGET).
 """
 
 from __future__ import annotations
@@ -85,24 +85,36 @@ def search_count(lab: Lab, axes: Sequence[Axis], planner: Planner, host: Host) -
     except BudgetSpentError:
         pass
     best = strongest(lab, best, allowed)
-    if why is None and not allowed(beyond := strongest(lab, best)):
-        # The coarse grid ran counts past the CPUs whatever the guard would say; one that
-        # measured better than the best within them is evidence, not a count to pass over.
-        why, best = outran(lab, beyond, best, host.cpus), beyond
+    if why is None and (beyond := _outside(lab, best, allowed)) is not None:
+        # The coarse grid ran counts past the CPUs whatever the guard would say; one shown
+        # better than the best within them beyond the noise is evidence, not a count to pass
+        # over (one merely higher, on a host whose CPUs were busy, is not enough).
+        why, best = outran(lab, beyond, best, host.cpus), strongest(lab, beyond)
     chosen = smallest_good(lab, best, tolerance, allowed)
     termination = _stopped(axes, best, chosen) if refined else BUDGET
     return CountResult(chosen, best, termination, tolerance, plan, why)
 
 
+def _outside(lab: Lab, best: Config, allowed: Allowed) -> Config | None:
+    """The count the search did not allow that beat the best beyond the noise (its paired
+    interval above 1, over MIN_ROUNDS rounds) with the highest median, if any."""
+    shown = [
+        c
+        for c in lab.measured()
+        if not (c.pinned or c.replica or allowed(c))
+        and (rel := lab.compare(c, best)).n >= MIN_ROUNDS
+        and rel.low > 1.0
+    ]
+    return leader(lab, shown) if shown else None
+
+
 def outran(lab: Lab, beyond: Config, best: Config, cpus: int) -> str:
-    """Why counts past the CPUs may be recommended when one measured better than the best count
-    within them (by median, and paired with the counts run beside it), in words."""
+    """Why counts past the CPUs may be recommended when one was shown better than the best count
+    within them beyond the noise, in words."""
     rel = lab.compare(beyond, best)
     paired = (
         f", paired {rel.gain:.2f} times it over {rel.n} rounds (95% interval {rel.low:.2f} to "
         f"{rel.high:.2f})"
-        if rel.n >= MIN_ROUNDS
-        else ""
     )
     return (
         f"{beyond.producers}+{beyond.consumers} measured "
