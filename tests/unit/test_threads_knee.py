@@ -28,6 +28,7 @@ from hspc_gen.model.threads import (
     ThreadAdvice,
     ThreadsReport,
 )
+from hspc_gen.reports import html as html_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
@@ -142,12 +143,23 @@ def printed_lists(found: ThreadAdvice, points: tuple[SweepPoint, ...] = ()) -> d
     listed = threads_report.render(ThreadsReport("t", "fp", WINNER, found, points))
     said = [line for line in listed.splitlines() if line.startswith("- equally good")]
     assert len(flat) == 1 and len(said) == 1, (summary, listed)
+    page = _caption(document)
     return {
+        "report": _said(page.partition("Equally good, producers+consumers: ")[2].partition(".")[0]),
         "json": frozenset((g["producers"], g["consumers"]) for g in evidence["equally_good"]),
         "figure": _said(figure.note.partition("as good as the best: ")[2]),
         "summary": _said(flat[0].partition("producers+consumers: ")[2]),
         "threads": _said(said[0].partition("producers+consumers: ")[2]),
     }
+
+
+def _caption(document: dict[str, object]) -> str:
+    """The words the report's page puts beside its thread figure."""
+    return next(
+        p.explains
+        for p in html_report.panels(document, None)
+        if p.explains.startswith(html_report.THREADS)
+    )
 
 
 def assert_the_best_is_the_best_measured(found: ThreadAdvice) -> None:
@@ -185,10 +197,14 @@ def assert_past_the_cpus_is_explained(found: ThreadAdvice, points: tuple[SweepPo
     if found.producers + found.consumers <= found.evidence.capacity.cpus:
         return
     listed = threads_report.render(ThreadsReport("t", "fp", WINNER, found, points))
-    summary = summary_report.render(TuneResult(RUN, WINNER, searched(), found))
-    for text in (listed, summary):
-        (line,) = [x for x in text.splitlines() if "more threads than CPUs: " in x]
-        assert "None" not in line and len(line.partition("CPUs: ")[2]) > 20, line
+    result = TuneResult(RUN, WINNER, searched(), found)
+    summary = summary_report.render(result)
+    page = _caption(result_report.document(result))
+    for text in (listed, summary, page.replace(". ", ".\n")):
+        (line,) = [x for x in text.splitlines() if "more threads than cpus" in x.lower()]
+        assert (
+            "None" not in line and len(line.partition("): ")[2] or line.partition("CPUs: ")[2]) > 20
+        ), line
 
 
 def assert_the_rule_holds(found: ThreadAdvice, points: tuple[SweepPoint, ...] = ()) -> None:
