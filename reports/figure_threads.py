@@ -13,6 +13,22 @@ def _pairs(counts: Sequence[Doc]) -> str:
     return ", ".join(f"{c['producers']}+{c['consumers']}" for c in counts)
 
 
+def said(result: Doc) -> str:
+    """What the report's page says in words beside the thread figure: the counts equally good
+    (the recommendation is the one with the fewest threads) and why more threads than CPUs, if
+    the answer has them; empty where no search measured."""
+    advice = result.get("recommendation") or {}
+    evidence = advice.get("evidence")
+    if "error" in advice or not evidence:
+        return ""
+    words = [f"Equally good, producers+consumers: {_pairs(evidence.get('equally_good') or ())}."]
+    cpus = (evidence.get("capacity") or {}).get("cpus")
+    if cpus is not None and advice["producers"] + advice["consumers"] > cpus:
+        why = evidence.get("oversubscription") or "the fewest threads searched are already more"
+        words.append(f"More threads than CPUs ({cpus}): {why}.")
+    return " ".join(words)
+
+
 def threads(result: Doc) -> Curves:
     """Events/s against the thread count, a line per placement, the recommendation marked and
     what ended the search named."""

@@ -39,7 +39,10 @@ def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
         (ROADMAP, lambda: figures.bars(figure_data.roadmap(result))),
         (_curves_caption(result), lambda: figures.curves(figure_data.curves(result))),
         (FOREST, lambda: figures.forest(figure_data.forest(result))),
-        (THREADS, lambda: figures.curves(figure_threads.threads(result), log_x=False)),
+        (
+            " ".join(filter(None, (THREADS, figure_threads.said(result)))),
+            lambda: figures.curves(figure_threads.threads(result), log_x=False),
+        ),
         (PEERS, lambda: figures.bars((figure_threads.peers(result, bench),))),
         (TOPOLOGY, lambda: figures.heatmap(figure_topology.topology(result))),
     )

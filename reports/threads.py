@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from hspc_gen.model.threads import (
+    SHOWN_ROUNDS,
     Capacity,
     CurvePoint,
     PlacementTrial,
@@ -150,16 +151,16 @@ def document(report: ThreadsReport) -> dict[str, Any]:
     }
 
 
-def flat_range(evidence: ThreadEvidence) -> str | None:
-    """What a flat curve lets the user choose, in words; None when one count stands out."""
+def flat_range(evidence: ThreadEvidence) -> str:
+    """The counts the recommendation was chosen from, in words: several when the curve is flat
+    there (any of them will do), the best alone when no other count was shown as good."""
     good = evidence.equally_good
-    if len(good) < 2:
-        return None
     counts = ", ".join(f"{p.producers}+{p.consumers}" for p in good)
+    flat = "the curve is flat there" if len(good) > 1 else "no other count was shown as good"
     return (
         f"equally good within {evidence.tolerance:.0%} (each one's paired 95% interval against "
-        f"the best lies above {1 - evidence.tolerance:.0%} of it: the curve is flat there), "
-        f"producers+consumers: {counts}"
+        f"the best lies above {1 - evidence.tolerance:.0%} of it, over {SHOWN_ROUNDS} rounds at "
+        f"least: {flat}), producers+consumers: {counts}"
     )
 
 
@@ -168,7 +169,11 @@ def oversubscribed(advice: ThreadAdvice) -> str | None:
     evidence = advice.evidence
     if evidence is None or advice.producers + advice.consumers <= evidence.capacity.cpus:
         return None
-    return f"more threads than CPUs: {evidence.oversubscription}"
+    why = evidence.oversubscription or (
+        f"one producer and its {advice.consumers_per_producer} consumer(s), the fewest threads "
+        f"searched, are already more than the {evidence.capacity.cpus} CPUs"
+    )
+    return f"more threads than CPUs: {why}"
 
 
 def render(report: ThreadsReport) -> str:
@@ -184,8 +189,8 @@ def render(report: ThreadsReport) -> str:
         f"taskset -c {advice.taskset}; OMP_PLACES={advice.omp_places}",
         f"- search stopped by: {termination}",
     ]
-    if advice.evidence is not None and (flat := flat_range(advice.evidence)):
-        lines.append(f"- {flat}")
+    if advice.evidence is not None:
+        lines.append(f"- {flat_range(advice.evidence)}")
     if (why := oversubscribed(advice)) is not None:
         lines.append(f"- {why}")
     lines += _sweep_lines(report)

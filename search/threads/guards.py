@@ -20,13 +20,17 @@ IDLE_SHARE = 0.05
 """CPU time the threads left unused, of what they could use, that makes more threads worth it."""
 
 
-def oversubscription(points: Iterable[Point], cpus: int, usable: float) -> str | None:
-    """Why counts with more threads than `cpus` may be recommended, or None when they may not.
-    `usable`: the CPUs the process may keep busy (the quota caps it)."""
-    fits = [p for p in points if p.config.threads <= cpus and not p.config.pinned]
-    if not fits:
+def oversubscription(
+    points: Iterable[Point], cpus: int, usable: float, fits: int | None = None
+) -> str | None:
+    """Why counts with more threads than `fits` (default `cpus`; the search's fewest threads
+    when they are more, one group of a producer and its consumers) may be recommended, or None
+    when they may not. `usable`: the CPUs the process may keep busy (the quota caps it)."""
+    limit = cpus if fits is None else fits
+    fits_cpus = [p for p in points if p.config.threads <= limit and not p.config.pinned]
+    if not fits_cpus:
         return None
-    at = max(fits, key=lambda p: (p.config.threads, p.config))
+    at = max(fits_cpus, key=lambda p: (p.config.threads, p.config))
     could = min(usable, float(at.config.threads))
     idle = 1.0 - at.cpu_utilisation / could
     if not idle >= IDLE_SHARE:

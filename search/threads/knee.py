@@ -30,15 +30,21 @@ def leader(lab: Lab, configs: Iterable[Config]) -> Config:
     return max(configs, key=lambda c: (lab.point(c).events_per_s, -c.threads, c))
 
 
-def challenger(lab: Lab, best: Config, rounds: int = MIN_ROUNDS) -> Config | None:
-    """The count run beside the best (in `rounds` rounds at least) whose paired estimate beats
-    it by the most, if any does: the knee's rounds may show a count near the top better than
-    the one the peak picked."""
+def challenger(
+    lab: Lab,
+    best: Config,
+    rounds: int = MIN_ROUNDS,
+    allowed: Callable[[Config], bool] = lambda _c: True,
+) -> Config | None:
+    """The allowed count run beside the best (in `rounds` rounds at least) whose paired estimate
+    beats it by the most, if any does: the knee's rounds may show a count near the top better
+    than the one the peak picked."""
     rivals = [
         c
         for c in lab.measured()
         if not (c.pinned or c.replica)
         and c != best
+        and allowed(c)
         and lab.shared(c, best) >= rounds
         and lab.compare(c, best).n >= rounds
     ]
@@ -46,10 +52,39 @@ def challenger(lab: Lab, best: Config, rounds: int = MIN_ROUNDS) -> Config | Non
     return found if found is not None and lab.compare(found, best).gain > 1.0 else None
 
 
-def top(lab: Lab, best: Config) -> Config:
-    """The best, or the challenger that beat it beyond the noise over SHOWN_ROUNDS rounds."""
-    found = challenger(lab, best, SHOWN_ROUNDS)
+def top(lab: Lab, best: Config, allowed: Callable[[Config], bool] = lambda _c: True) -> Config:
+    """The best, or the allowed challenger that beat it beyond the noise over SHOWN_ROUNDS
+    rounds (a count past the CPUs the guard did not allow is weighed after the refinement, and
+    the reason to allow it is then said)."""
+    found = challenger(lab, best, SHOWN_ROUNDS, allowed)
     return found if found is not None and lab.compare(found, best).low > 1.0 else best
+
+
+def strongest(
+    lab: Lab, best: Config, allowed: Callable[[Config], bool] = lambda _c: True
+) -> Config:
+    """The best moved, while an allowed count run beside it (MIN_ROUNDS rounds at least) has
+    both the higher paired estimate and the higher median, to the one of them with the highest
+    median: the best the answer is held against is then the best measured, not a coarse leader
+    that a refined count or more rounds overtook without showing it beyond the noise (the
+    smallest count as good as that would be held to the wrong line). The median as well as the
+    paired estimate: paired estimates over different rounds need not be transitive (A over B,
+    B over C, C over A), the medians are, so the walk ends."""
+    while True:
+        floor = lab.point(best).events_per_s
+        above = [
+            c
+            for c in lab.measured()
+            if not (c.pinned or c.replica)
+            and c != best
+            and allowed(c)
+            and lab.point(c).events_per_s > floor
+            and lab.compare(c, best).n >= MIN_ROUNDS
+            and lab.compare(c, best).gain > 1.0
+        ]
+        if not above:
+            return best
+        best = leader(lab, above)
 
 
 def smallest_good(

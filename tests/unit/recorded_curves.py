@@ -39,6 +39,9 @@ class Curve:
     sysfs: str  # the host's recorded tree under tests/data/sysfs
     workload: str  # the simulator's workload whose CPU use and waits go with the curve
     points: Mapping[tuple[int, int], float]  # (producers, consumers) -> events/s
+    spread: Mapping[tuple[int, int], float] = dataclasses.field(default_factory=dict)
+    """Counts whose samples scatter more than the host's noise (a log-normal sigma of their
+    own, as the simulator's placement noise): a best with a wide interval."""
 
     def shape(self) -> TopologyShape:
         return TopologyShape.from_host(read_host(DATA / "sysfs" / self.sysfs / "sys"))
@@ -74,6 +77,7 @@ def recorded_curves() -> tuple[Curve, ...]:
             entry["sysfs"],
             entry["workload"],
             {(int(p), int(c)): float(x) for p, c, x in entry["points"]},
+            {(int(p), int(c)): float(x) for p, c, x in entry.get("spread", ())},
         )
         for name, entry in sorted(document.items())
     )
@@ -111,10 +115,16 @@ class CurveHost(SimulatedHost):
         *,
         noise: float,
         seed: int,
+        spread: Mapping[tuple[int, int], float] | None = None,
     ) -> None:
         physics = next(w for w in MANY_CORE_WORKLOADS if w.name == workload)
         super().__init__(shape, physics, noise=noise, seed=seed)
         self._throughput = throughput
+        self._own_spread = dict(spread or {})
+
+    def _spread(self, config: Config) -> float:
+        wide = self._own_spread.get((config.producers, config.consumers), 0.0)
+        return super()._spread(config) + (0.0 if config.pinned else wide)
 
     def operating(self, config: Config) -> Operating:
         modelled, unpinned = super().operating(config), super().operating(config.counts())

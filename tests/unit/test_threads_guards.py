@@ -31,3 +31,13 @@ def test_what_could_be_busy_is_capped_by_the_threads_and_the_quota() -> None:
     assert oversubscription([point(6, 9.0)], 16, 16.0) is not None
     assert oversubscription([point(6, 2.9)], 16, 3.0) is None
     assert oversubscription([point(16, 30.0)], 16, 16.0) is None  # nothing fits the CPUs
+
+
+def test_the_fewest_threads_searched_are_read_when_they_already_pass_the_cpus() -> None:
+    """Issue 24, `threads --sweep` on 2 CPUs with 2 consumers per producer: the fewest threads
+    searched (1+2) are 3, so no count fit the 2 CPUs, the guard said None and only 1+2 could be
+    recommended, though it left 40% of the CPUs idle and every larger count measured faster."""
+    one_group = Point(Config(1, 2), 1.1e7, 1e7, 1.4e7, 6, 1.205, 0.0, 0.0, 0.81)
+    assert oversubscription([one_group], 2, 2.0) is None  # within 2 threads: nothing measured
+    why = oversubscription([one_group], 2, 2.0, fits=3)
+    assert why is not None and "at 3 threads the CPUs were 1.2 of 2 busy (40% idle" in why
