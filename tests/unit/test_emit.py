@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import re
 import time
@@ -10,8 +9,8 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 from target_files import write
+from test_pipeline import machinery, settings
 
-from hspc_gen.batch import Machinery
 from hspc_gen.channel_search import confirm, search
 from hspc_gen.emit import HeaderWriter, json_text, write_atomic
 from hspc_gen.host import read_host
@@ -19,9 +18,7 @@ from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.pipeline import _search_result
-from hspc_gen.search.store import RecordStore
-from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.target import Workload, load_target
+from hspc_gen.target import load_target
 
 
 def test_write_atomic_creates_parents_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -72,33 +69,17 @@ ADVICE = ThreadAdvice(1, 1, 1, (-1,), (-1,), pinned=False)
 COMMAND = ("hspc-gen", "--target", "t")
 
 
-def settings(deadline: float = math.inf) -> Settings:
-    bare = Workload()
-    return Settings(
-        objective=Objective.throughput,
-        effort=Effort.quick,
-        seed=7,
-        deadline=deadline,
-        oversubscribed=True,
-        stages=(
-            StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
-            StageSpec("stage_two", bare, STAGE_TWO_BASELINES),
-        ),
-        run="quick:60s",
-    )
-
-
 def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
     """The estimate the search starts from, and the run's result with the budget cut `cut`:
     "never", "before_confirmation" or "before_search" (as pipeline.tune_channel picks)."""
     space = fr.stage_two_space()
     start = space.start()
-    machinery = Machinery(RecordStore(tmp_path / "store", "fp"), fr.SimulatedToolchain())
+    machines = machinery(tmp_path / "store", fr.SimulatedToolchain())
     past = time.monotonic() - 1
     spent = dataclasses.replace(settings(deadline=past), confirm_deadline=past, end=past)
     s = spent if cut == "before_search" else settings()
-    searched = search(space, start, s, machinery)
-    confirmation = confirm(searched, spent if cut != "never" else s, machinery)
+    searched = search(space, start, s, machines)
+    confirmation = confirm(searched, spent if cut != "never" else s, machines)
     winner = searched.winner
     if confirmation is not None and (confirmed := confirmation.step.winner()) is not None:
         winner = confirmed
