@@ -105,7 +105,9 @@ def compare_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml they tuned")
     parser.add_argument("results", nargs="+", type=Path, help="hspc-result.json files")
-    parser.add_argument("--rounds", type=int, default=30, help="paired rounds (default 30)")
+    parser.add_argument(
+        "--rounds", type=int, default=30, help="paired rounds, 6 to 200 (default 30)"
+    )
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     return parser
@@ -113,8 +115,10 @@ def compare_parser() -> argparse.ArgumentParser:
 
 def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
-    if len(args.results) < 2 or not 6 <= args.rounds <= 200:
-        raise UserError("compare needs two or more results and --rounds between 6 and 200")
+    if len(args.results) < 2:
+        raise UserError(f"compare needs two or more results, not {len(args.results)}")
+    if not 6 <= args.rounds <= 200:
+        raise UserError(f"--rounds must be between 6 and 200, not {args.rounds}")
     with progress(args.json) as show:
         comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
     document = comparison_report.to_json(comparison)
@@ -132,7 +136,10 @@ def bench_parser() -> argparse.ArgumentParser:
     parser.add_argument("--from", dest="result", type=Path, help="the hspc-result.json to bench")
     parser.add_argument("--out", type=Path, help="where hspc-bench.json goes")
     parser.add_argument(
-        "--rounds", type=int, default=DEFAULT_ROUNDS, help=f"rounds (default {DEFAULT_ROUNDS})"
+        "--rounds",
+        type=int,
+        default=DEFAULT_ROUNDS,
+        help=f"rounds, 3 to 200 (default {DEFAULT_ROUNDS})",
     )
     parser.add_argument(
         "--cxxflags",

@@ -192,7 +192,9 @@ def test_compare_refuses_fewer_than_two_results_and_files_that_are_not_results(
     tmp_path: Path,
 ) -> None:
     one = hspc_gen("compare", "--target", EXAMPLE, EXAMPLE)
-    assert_one_clear_error(one, "two or more results")
+    assert_one_clear_error(one, "two or more results, not 1")
+    few = hspc_gen("compare", "--target", EXAMPLE, EXAMPLE, EXAMPLE, "--rounds", "5")
+    assert_one_clear_error(few, "--rounds must be between 6 and 200, not 5")
     junk = tmp_path / "junk.json"
     junk.write_text("[1, 2]")
     done = hspc_gen("compare", "--target", EXAMPLE, junk, junk, "--cache", tmp_path / "c")
