@@ -26,6 +26,8 @@ struct StackNode {
   std::int64_t own = 0;     // ticks: total less the callees' totals
   long calls = 0;
   long depth = 0;  // calls open on this node now (more than one only under '[truncated]')
+  std::uintptr_t last_key = 0;  // the callee entered last from here, and its node: a loop
+  std::uint32_t last_child = 0;  // calling one function again and again skips the hash
 };
 
 class StackTree {
@@ -94,14 +96,22 @@ class StackTree {
   };
 
   std::uint32_t child(std::uint32_t parent, std::uintptr_t key) {
-    if (nodes_[parent].key == kTruncated) return parent;
+    StackNode& from = nodes_[parent];
+    if (from.key == kTruncated) return parent;
+    if (from.last_key == key) return from.last_child;
     const auto found = children_.find(Edge{parent, key});
-    if (found != children_.end()) return found->second;
+    if (found != children_.end()) {
+      from.last_key = key;
+      from.last_child = found->second;
+      return found->second;
+    }
     const bool full = nodes_.size() >= max_nodes_ || nodes_[parent].level >= kMaxDepth;
     if (full && key != kTruncated) return child(parent, kTruncated);
     const auto node = static_cast<std::uint32_t>(nodes_.size());
     nodes_.push_back(StackNode{key, parent, nodes_[parent].level + 1});
     children_.emplace(Edge{parent, key}, node);
+    nodes_[parent].last_key = key;  // not `from`: push_back may have moved it
+    nodes_[parent].last_child = node;
     return node;
   }
 
