@@ -144,8 +144,10 @@ def test_a_million_distinct_stacks_keep_to_the_default_bound(hp: ModuleType) -> 
     the first 2**18 nodes it meets and folds the rest into '[truncated]' nodes."""
     namespace: dict[str, Any] = {"FUNCS": []}
     for i in range(100):  # a code object each: one def run 100 times would share one
-        source = f"def f{i}(depth):\n    if depth:\n        for g in FUNCS:\n            g(depth - 1)\n"
-        exec(source, namespace)  # noqa: S102 - the test's own source
+        source = (
+            f"def f{i}(depth):\n    if depth:\n        for g in FUNCS:\n            g(depth - 1)\n"
+        )
+        exec(source, namespace)
         namespace["FUNCS"].append(namespace[f"f{i}"])
 
     def everything() -> None:
@@ -203,7 +205,7 @@ def test_the_flame_graph_is_an_svg_of_the_stacks(hp: ModuleType, tmp_path: Path)
     profile = profile_of(hp, program)
     out = tmp_path / "flame.svg"
     profile.dump(str(out), "flamegraph", name="program")
-    root = ET.parse(out).getroot()  # noqa: S314 - our own file
+    root = ET.parse(out).getroot()
     svg = "{http://www.w3.org/2000/svg}"
     assert root.tag == f"{svg}svg"
     titles = [t.text or "" for t in root.iter(f"{svg}title")]
