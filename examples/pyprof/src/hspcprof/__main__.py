@@ -28,12 +28,7 @@ USAGE = (
 SORT_DEFAULT = "cumulative"
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m hspcprof",
-        usage=USAGE,
-        description="Profile a script or module as cProfile does, aggregated off-thread.",
-    )
+def add_output(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--outfile", metavar="FILE", help="save the profile to FILE (as --format says)"
     )
@@ -45,6 +40,15 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "'frame;frame value' line per stack, own time in nanoseconds: flamegraph.pl, "
         "speedscope), speedscope (JSON), flamegraph (an SVG)",
     )
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m hspcprof",
+        usage=USAGE,
+        description="Profile a script or module as cProfile does, aggregated off-thread.",
+    )
+    add_output(parser)
     parser.add_argument(
         "-s",
         "--sort",
