@@ -26,7 +26,7 @@ struct StackNode {
   std::int64_t own = 0;     // ticks: total less the callees' totals
   long calls = 0;
   long depth = 0;  // calls open on this node now (more than one only under '[truncated]')
-  std::uintptr_t last_key = 0;  // the callee entered last from here, and its node: a loop
+  std::uintptr_t last_key = 0;   // the callee entered last from here, and its node: a loop
   std::uint32_t last_child = 0;  // calling one function again and again skips the hash
 };
 
