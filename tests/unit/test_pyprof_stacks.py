@@ -201,6 +201,31 @@ def test_threads_stacks_are_summed_as_their_stats(hp: ModuleType) -> None:
         assert by_function(stacks)[fib[0][0]][0] == fib[0][1]
 
 
+def test_a_thread_running_before_enable_starts_its_stacks_at_its_next_call(
+    hp: ModuleType,
+) -> None:
+    go, done = threading.Event(), threading.Event()
+
+    def waiting() -> None:
+        go.wait()
+        wl.fib(10)
+        done.set()
+
+    worker = threading.Thread(target=waiting)
+    worker.start()
+    profile = hp.Profile()
+    with profile:
+        go.set()
+        done.wait()
+        worker.join()
+    stacks = profile.stacks()
+    profile.create_stats()
+    assert_stacks_sum_to_stats(stacks, profile.stats)
+    roots = [s for s in stacks if len(s.frames) == 1 and s.frames[0].name == "fib"]
+    assert [s.calls for s in roots] == [1]  # waiting() was open before enable: not a frame
+    assert sum(s.calls for s in stacks if s.frames[-1].name == "fib") == 177
+
+
 def test_the_flame_graph_is_an_svg_of_the_stacks(hp: ModuleType, tmp_path: Path) -> None:
     profile = profile_of(hp, program)
     out = tmp_path / "flame.svg"
