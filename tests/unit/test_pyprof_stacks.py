@@ -137,6 +137,10 @@ def test_the_bound_folds_new_stacks_into_truncated_and_keeps_the_sums(hp: Module
     assert len(stacks) <= 2 * 40
     assert any(s.frames[-1].name == "[truncated]" for s in stacks)
     assert_stacks_sum_to_stats(stacks, profile.stats)
+    none = profile_of(hp, program, stack_nodes=0)  # no tree: cProfile's totals alone
+    assert none.stacks() == [] and none.stats.keys() == profile.stats.keys()
+    with pytest.raises(ValueError, match="stack_nodes must be 0 to 2"):
+        hp.Profile(stack_nodes=-1)
 
 
 def test_a_million_distinct_stacks_keep_to_the_default_bound(hp: ModuleType) -> None:

@@ -227,8 +227,8 @@ int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
   }
   Profiler& p = impl_of(self);
   if (refuse_while_enabled(p, "changing its mode")) return -1;
-  if (stack_nodes < 1 || stack_nodes > 0x7fffffff) {
-    PyErr_Format(PyExc_ValueError, "hspcprof: stack_nodes must be 1 to 2**31 - 1, not %zd",
+  if (stack_nodes < 0 || stack_nodes > 0x7fffffff) {
+    PyErr_Format(PyExc_ValueError, "hspcprof: stack_nodes must be 0 to 2**31 - 1, not %zd",
                  stack_nodes);
     return -1;
   }

@@ -40,8 +40,10 @@ class StackTree {
 
   explicit StackTree(std::size_t max_nodes = kDefaultNodes) : max_nodes_(max_nodes) { clear(); }
 
-  // A call of `key` made from the call open on `parent`: its node, now open once more.
+  // A call of `key` made from the call open on `parent`: its node, now open once more. A tree
+  // bound to no nodes keeps nothing: every call is the root's, never charged.
   std::uint32_t enter(std::uint32_t parent, std::uintptr_t key) {
+    if (max_nodes_ == 0) return kRoot;
     const std::uint32_t node = child(parent, key);
     ++nodes_[node].depth;
     return node;
@@ -49,6 +51,7 @@ class StackTree {
 
   // The call open on `node` ended: charged as _lsprof charges a function (aggregate.hpp).
   void leave(std::uint32_t node, std::int64_t total, std::int64_t own) {
+    if (node == kRoot) return;
     StackNode& n = nodes_[node];
     if (--n.depth == 0) n.total += total;
     n.own += own;
@@ -56,7 +59,9 @@ class StackTree {
   }
 
   // The call open on `node` is dropped uncharged (a return for a function never seen).
-  void drop(std::uint32_t node) { --nodes_[node].depth; }
+  void drop(std::uint32_t node) {
+    if (node != kRoot) --nodes_[node].depth;
+  }
 
   void clear() {
     nodes_.assign(1, StackNode{});
@@ -67,6 +72,7 @@ class StackTree {
   // folded here into the '[truncated]' node its parent folded into adds its own time only: its
   // total lies inside the parent's already.
   void absorb(const StackTree& other) {
+    if (max_nodes_ == 0) return;
     std::vector<std::uint32_t> mine(other.nodes_.size(), kRoot);
     for (std::size_t i = 1; i < other.nodes_.size(); ++i) {
       const StackNode& theirs = other.nodes_[i];
