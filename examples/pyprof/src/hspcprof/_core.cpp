@@ -75,6 +75,7 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
 PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
   if (p.enabled) Py_RETURN_NONE;
+  p.seconds_per_tick = 0;
   p.frames = !p.builtins && hspcprof::frames::available();
   if (p.frames) {
     p.enabled = true;
@@ -150,10 +151,23 @@ PyObject* profiler_clear(PyObject* self, PyObject* /*unused*/) {
   Py_RETURN_NONE;
 }
 
+// One rate for every view of a profile between two enables: the TSC's rate is refined at each
+// reading, and the stacks' own times must sum to the stats' own times exactly.
+double seconds_per_tick(Profiler& p) {
+  if (p.seconds_per_tick == 0) p.seconds_per_tick = 1.0 / g_clock->ticks_per_second();
+  return p.seconds_per_tick;
+}
+
 PyObject* profiler_getstats(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
   if (refuse_while_enabled(p, "taking stats")) return nullptr;
-  return hspcprof::stats_list(p.objects, p.merged, 1.0 / g_clock->ticks_per_second());
+  return hspcprof::stats_list(p.objects, p.merged, seconds_per_tick(p));
+}
+
+PyObject* profiler_getstacks(PyObject* self, PyObject* /*unused*/) {
+  Profiler& p = impl_of(self);
+  if (refuse_while_enabled(p, "taking stacks")) return nullptr;
+  return hspcprof::stacks_list(p.objects, p.merged, seconds_per_tick(p));
 }
 
 PyObject* profiler_stalls(PyObject* self, void* /*closure*/) {
@@ -203,15 +217,23 @@ PyObject* profiler_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwds*
 }
 
 int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
-  static const char* keywords[] = {"builtins", "mode", nullptr};
+  static const char* keywords[] = {"builtins", "mode", "stack_nodes", nullptr};
   int builtins = 1;
   const char* mode = "channel";
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$ps", const_cast<char**>(keywords), &builtins,
-                                   &mode)) {
+  Py_ssize_t stack_nodes = hspcprof::StackTree::kDefaultNodes;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$psn", const_cast<char**>(keywords), &builtins,
+                                   &mode, &stack_nodes)) {
     return -1;
   }
   Profiler& p = impl_of(self);
   if (refuse_while_enabled(p, "changing its mode")) return -1;
+  if (stack_nodes < 0 || stack_nodes > 0x7fffffff) {
+    PyErr_Format(PyExc_ValueError, "hspcprof: stack_nodes must be 0 to 2**31 - 1, not %zd",
+                 stack_nodes);
+    return -1;
+  }
+  p.stack_nodes = static_cast<std::size_t>(stack_nodes);
+  p.merged = hspcprof::Aggregator(p.stack_nodes);
   p.builtins = builtins != 0;
   return parse_mode(mode, p.mode) ? 0 : -1;
 }
@@ -240,6 +262,8 @@ PyMethodDef profiler_methods[] = {
     {"clear", profiler_clear, METH_NOARGS, "Forget every count and release the functions."},
     {"_getstats", profiler_getstats, METH_NOARGS,
      "[((label, calls, reccalls, totaltime, inlinetime), [callee tuples])] by key."},
+    {"_getstacks", profiler_getstacks, METH_NOARGS,
+     "[(parent, label, calls, totaltime, owntime)]: the calling-context tree, parents first."},
     {"_thread_started",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(profiler_thread_started)),
      METH_FASTCALL, "threading.setprofile's hook: profiles the new thread."},

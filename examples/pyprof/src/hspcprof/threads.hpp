@@ -12,6 +12,7 @@
 #include "keyset.hpp"
 #include "names.hpp"
 #include "session.hpp"
+#include "stacks.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -33,12 +34,14 @@ struct Profiler {
   std::vector<ThreadObject*> threads;              // the threads whose hook is installed
   PyObject* previous_thread_hook = nullptr;        // threading.getprofile() before enable()
   Mode mode = Mode::kChannel;
+  std::size_t stack_nodes = StackTree::kDefaultNodes;  // each calling-context tree's bound
   bool builtins = true;
   bool enabled = false;
   bool frames = false;  // the producer is the frame evaluation function (frames.hpp)
   unsigned long long events = 0;
   unsigned long long stalls = 0;
   double consumer_cpu = 0;
+  double seconds_per_tick = 0;  // the clock's rate as the profile was last read; 0: not read yet
 };
 
 struct ProfilerObject {
@@ -158,7 +161,7 @@ inline void reap(Profiler& p, bool wait) {
 inline Session* open_session(Profiler& p) {
   try {
     p.threads.reserve(p.threads.size() + 1);
-    p.sessions.push_back(std::make_unique<Session>(p.mode));
+    p.sessions.push_back(std::make_unique<Session>(p.mode, p.stack_nodes));
   } catch (const std::exception& e) {
     PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start a consumer: %s", e.what());
     return nullptr;
