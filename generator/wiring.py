@@ -84,7 +84,7 @@ def spun(
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
     t, w = target.threads, target.workload
-    return estimate.thread_advice(host, t.producers, t.consumers, (w.producer_ns, w.consumer_ns))
+    return estimate.thread_advice(host, t.producers, t.consumer_count, (w.producer_ns, w.consumer_ns))
 
 
 def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
@@ -309,7 +309,7 @@ def thread_inputs(target: Target, host: Host) -> ThreadInputs:
     return ThreadInputs(
         target.workload,
         target.threads.producers,
-        target.threads.consumers,
+        target.threads.consumer_count,
         target.constraints.pin_threads,
         TopologyShape.from_host(host),
     )
