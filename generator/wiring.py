@@ -84,7 +84,9 @@ def spun(
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
     t, w = target.threads, target.workload
-    return estimate.thread_advice(host, t.producers, t.consumer_count, (w.producer_ns, w.consumer_ns))
+    return estimate.thread_advice(
+        host, t.producers, t.consumer_count, (w.producer_ns, w.consumer_ns)
+    )
 
 
 def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
