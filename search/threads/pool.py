@@ -129,6 +129,11 @@ def handoff_ns(inputs: PoolInputs) -> float:
     return inputs.events_per_buffer * inputs.pace_ns.value
 
 
+def _ns(value: float) -> str:
+    """Nanoseconds for a reader: whole ones from 100 on, three digits below."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def _interval(inputs: PoolInputs, most: int) -> PoolChoice:
     margin, every = inputs.margin.value, handoff_ns(inputs)
     handoffs = math.ceil(1.0 / margin)
@@ -139,8 +144,8 @@ def _interval(inputs: PoolInputs, most: int) -> PoolChoice:
     ceiling = REACT_NS / (steps * GROW_INTERVALS * LONGEST_DRAW)
     value = max(floor, min(enough, ceiling))
     averaged = (
-        f"{handoffs} buffer hand-offs, one per {every:.4g} ns ({inputs.events_per_buffer} events"
-        f" of {inputs.pace_ns.value:.4g} ns, {inputs.pace_ns.source})"
+        f"{handoffs} buffer hand-offs, one per {_ns(every)} ns ({inputs.events_per_buffer} events"
+        f" of {_ns(inputs.pace_ns.value)} ns, {inputs.pace_ns.source})"
     )
     why = (
         f"its shortest draw averages {averaged}: 1/{margin:.3g}, so that one hand-off held up"
@@ -165,8 +170,8 @@ def _grow_wait(inputs: PoolInputs) -> PoolChoice:
     longest = wake.value + buffer_ns(inputs)
     return PoolChoice(
         math.ceil(longest * (1.0 + margin.value)),
-        f"a buffer whose lane's consumer keeps up waits at most a wake-up ({wake.value:.4g} ns,"
+        f"a buffer whose lane's consumer keeps up waits at most a wake-up ({_ns(wake.value)} ns,"
         f" {wake.source}) plus that consumer handling the buffer before it"
-        f" ({inputs.events_per_buffer} events of {handling.value:.4g} ns, {handling.source});"
+        f" ({inputs.events_per_buffer} events of {_ns(handling.value)} ns, {handling.source});"
         f" a mean wait longer by the margin ({margin.value:.1%}, {margin.source}) is backlog",
     )
