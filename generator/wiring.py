@@ -83,10 +83,8 @@ def spun(
 
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
-    t, w = target.threads, target.workload
-    return estimate.thread_advice(
-        host, t.producers, t.consumer_count, (w.producer_ns, w.consumer_ns)
-    )
+    t, work = target.threads, (target.workload.producer_ns, target.workload.consumer_ns)
+    return estimate.thread_advice(host, t.producers, t.consumer_count, work)
 
 
 def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
