@@ -105,7 +105,7 @@ def _max_consumers(inputs: PoolInputs) -> PoolChoice:
         return PoolChoice(
             value,
             f"{source} {most} consumers as good as the best, more than the {cpus} usable"
-            " CPU(s) (the work waits): that many may help",
+            " CPU(s): that many may help (the consumers wait, on their work or their channel)",
         )
     seen = (
         "the thread search measured no more consumers than that as good as the best"
