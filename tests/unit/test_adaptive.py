@@ -13,9 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from recorded_curves import recorded_curves
 from target_files import write
 from test_emit import COMMAND, SYSFS, tuned
 from test_render import STRICT, WARNINGS, spec
+from test_threads_knee import _session
 
 from hspc_gen.adaptive import estimated_pool, with_pool
 from hspc_gen.emit import HeaderWriter
@@ -106,6 +108,24 @@ def test_the_header_summary_and_json_carry_the_same_values_and_reasons(tmp_path:
     )
     for name, choice in result.pool.choices():
         assert f"| {name} | {choice.value} | {choice.why} |" in summary
+
+
+def test_a_thread_search_on_a_recorded_curve_makes_every_value_measured(tmp_path: Path) -> None:
+    """The thread search as a run takes it (its calls recorded, replayed on a curve recorded on
+    a real 2-CPU host whose consumers block): the pool starts at its answer, may grow to the
+    most consumers it measured as good as the best, and handles at its measured consumer cost."""
+    curve = next(c for c in recorded_curves() if c.name == "2cpu-vm-report")
+    advice, _ = _session(curve.shape(), curve, 1, 0.03, path="main")
+    assert advice.evidence is not None and advice.work_ns is not None
+    result = dataclasses.replace(measured(tmp_path), threads=advice)
+    pool = with_pool(result, target(tmp_path), HOST, ESTIMATED, TIMINGS).pool
+    assert pool is not None and pool.basis == "measured"
+    assert pool.start_consumers.value == advice.consumers
+    most = max(p.consumers for p in advice.evidence.equally_good)
+    assert pool.max_consumers.value == max(most, advice.consumers) > 2
+    assert f"{advice.work_ns[1]:.3g} ns, the consumer's CPU time per event, measured" in (
+        pool.grow_wait_ns.why
+    )
 
 
 def test_a_failed_thread_search_leaves_the_pool_on_the_estimated_advice(tmp_path: Path) -> None:
