@@ -16,7 +16,7 @@ import pytest
 from recorded_curves import recorded_curves
 from target_files import write
 from test_emit import COMMAND, SYSFS, tuned
-from test_render import STRICT, WARNINGS, spec
+from test_render import STRICT, WARNINGS, spec, std_flag
 from test_threads_knee import _session
 
 from hspc_gen.adaptive import estimated_pool, with_pool
@@ -225,9 +225,10 @@ def test_a_bad_switch_is_one_message_and_exit_2_from_the_command_line(tmp_path: 
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("standard", ["c++17", "c++23"])
 @pytest.mark.parametrize("compiler", ["g++", "clang++"])
 def test_the_written_headers_pool_runs_with_kpooltuning(
-    tmp_path: Path, estimated_run: Path, compiler: str
+    tmp_path: Path, estimated_run: Path, compiler: str, standard: str
 ) -> None:
     if shutil.which(compiler) is None:
         pytest.fail(f"{compiler} is not installed: ./dev setup installs it")
@@ -235,7 +236,7 @@ def test_the_written_headers_pool_runs_with_kpooltuning(
     source = tmp_path / "read_back.cpp"
     source.write_text(READ_BACK, encoding="utf-8")
     build = subprocess.run(
-        [compiler, "-std=c++17", "-O1", "-pthread", *WARNINGS, *STRICT[compiler],
+        [compiler, std_flag(compiler, standard), "-O1", "-pthread", *WARNINGS, *STRICT[compiler],
          f'-DHSPC_GENERATED_HEADER="{header}"', "-DHSPC_GENERATED_NAMESPACE=tuned",
          str(source), "-o", str(tmp_path / "read_back")],
         capture_output=True, text=True, check=False,
