@@ -43,9 +43,9 @@ namespace hspc {
 //   CPUs) <= 64 (else the constructor throws std::invalid_argument).
 // - One thread per producer calls its push, emplace, try_push, flush and close; nothing is pushed
 //   after close(), and a producer is not used once its close() has returned (add_producer may
-//   hand its place to another). At most kMaxProducers producers alive at once (add_producer
-//   throws std::length_error past it); one whose close() returned and whose events were all
-//   handled no longer counts.
+//   hand its place to another). At most kMaxProducers producers alive at once; one whose close()
+//   returned and whose events were all handled no longer counts. At the limit add_producer waits
+//   for a closed one's events to be handled, and throws std::length_error if none has closed.
 // - add_producer() is not called once wait() has been called; wait() from one thread.
 // - Before destruction every producer thread has left its last call.
 //
@@ -72,7 +72,7 @@ namespace hspc {
 //   and a fetch_or, a fence and a look over the lanes per park. Unordered adds the next lane's
 //   turn per hand-off, and costs max channels' memory per producer and max lanes per look.
 // - add_producer() reuses the first place (lanes, channels, producer) that no longer counts, so
-//   producers that come and go cost no memory past the most alive at once.
+//   producers that come and go cost no memory past the most alive or draining at once.
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
