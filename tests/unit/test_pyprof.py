@@ -23,6 +23,8 @@ import pytest
 from pyprof_check import (
     ENV,
     MONITORING,
+    REPO,
+    SCRIPTS,
     WORKLOADS,
     Key,
     Stats,
@@ -322,3 +324,27 @@ def test_a_missing_script_or_an_outfile_it_cannot_write_is_one_message(
                                             if args[0] == "-o" else
                                             f"python -m hspcprof: error: {said}"]  # fmt: skip
         assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_a_build_without_hspc_gen_says_how_to_get_it(tmp_path: Path) -> None:
+    """Neither beside the Python it is built for (this venv's base interpreter) nor on PATH: the
+    configure fails with one line naming that Python and how to install hspc-gen there."""
+    base = Path(sys.base_prefix) / "bin" / "python3"
+    native = tmp_path / "native.ini"
+    native.write_text(f"[binaries]\npython = '{base}'\n", encoding="utf-8")
+    meson = [str(SCRIPTS / "meson"), "setup", "--native-file", str(native), str(tmp_path / "b")]
+    done = subprocess.run(
+        [*meson, str(REPO / "examples" / "pyprof")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": os.defpath},
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    said = [line for line in done.stdout.splitlines() if "ERROR" in line]
+    assert len(said) == 1 and said[0].endswith(
+        f"hspc-gen not found beside {base} nor on PATH: it tunes the channel at build time. "
+        "Install it into this environment first (pip install meson-python <hspc-gen checkout>), "
+        "then pip install --no-build-isolation examples/pyprof"
+    ), done.stdout
