@@ -123,6 +123,8 @@ def test_a_smoke_run_writes_every_benchmark_and_the_report_prints_every_line(
 def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     done = run("bench_profilers.py", "-o", tmp_path / "x.json", "--lines", "none,gprof")
     assert done.returncode == 2 and "unknown line gprof" in done.stderr
+    done = run("bench_profilers.py", "-o", tmp_path / "x.json", "--python", tmp_path / "python9")
+    assert done.returncode == 2 and "python9: not an interpreter that can be run" in done.stderr
     (tmp_path / "old.json").write_text("{}", encoding="utf-8")
     done = run("bench_profilers.py", "-o", tmp_path / "old.json")
     assert done.returncode == 2 and "exists already" in done.stderr
