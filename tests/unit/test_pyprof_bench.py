@@ -17,13 +17,12 @@ import bench_lines
 import bench_workloads
 import pyperf
 import pytest
-from pyprof_check import ENV, REPO, assert_same_counts
+from pyprof_check import ENV, PRODUCER, REPO, assert_same_counts
 
 pytestmark = pytest.mark.slow
 
 BENCH = REPO / "examples" / "pyprof" / "bench"
 SMOKE_LINES = ["none", "hspcprof-channel", "cprofile"]
-PRODUCER = {True: "setprofile", False: "frames"}  # hspcprof's, with and without C functions
 
 
 def run(
