@@ -132,7 +132,9 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("name", ["bench", "bench-nob", "floor", "floor-nob"])
+@pytest.mark.parametrize(
+    "name", ["bench", "bench-nob", "floor", "floor-nob", "monitoring-3.12", "monitoring-3.13"]
+)
 def test_the_committed_tables_are_the_committed_records_reported(name: str) -> None:
     """The README's numbers come from results/: each report there is what bench_report prints
     for the records beside it, byte for byte (the bootstrap is seeded)."""
