@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -142,7 +143,7 @@ struct PoolSample {
 // idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below the open
 // lanes, a CPU free) for grow_intervals intervals in a row proposes one more consumer; idleness
 // (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row fewer: down
-// to the busy ones plus shrink_idle.
+// to the fewest that leave less than shrink_idle idle.
 // What it does: each move is a trial, judged on throughput with a margin (PoolOptions: evidence)
 // and undone if it failed; that direction is then held off (hysteresis) until its hold ends or the
 // load changes (PoolEvidence::baseline says when).
@@ -194,9 +195,11 @@ class PoolController {
     shrink_hold_ -= shrink_hold_ != 0 ? 1 : 0;
     if (grow_run_ >= options_.grow_intervals) return 1;
     if (shrink_run_ < options_.shrink_intervals) return 0;
-    // Down to the busy consumers' worth plus shrink_idle, at once: after a blocking phase most of
-    // a large pool idles, and one step per run would take seconds.
-    const double keep = std::ceil(static_cast<double>(s.consumers) - idle + options_.shrink_idle);
+    // Down at once to the fewest that leave less than shrink_idle idle (and one per busy
+    // consumer): after a blocking phase most of a large pool idles, and one step per run would
+    // take seconds. More would only shrink again on the next run.
+    const double busy = static_cast<double>(s.consumers) - idle;
+    const double keep = std::max(std::ceil(busy), std::ceil(busy + options_.shrink_idle) - 1);
     const std::size_t target =
         keep > static_cast<double>(min_) ? static_cast<std::size_t>(keep) : min_;
     return target < s.consumers ? -static_cast<int>(s.consumers - target) : -1;

@@ -15,7 +15,9 @@ namespace detail {
 // Between trials it keeps the last k samples (the baseline: the count as it stands). A trial
 // begins at a move; the interval after the move is skipped (the new consumer starting, the queue
 // settling), then k samples are taken and the medians compared. A growth is kept only if it
-// gained more than the margin; a removal only if it lost no more than it. The margin is
+// gained more than the margin (one that neither gained nor lost beyond it is measured k samples
+// more, as the tuner races an undecided pair, and judged on all 2k); a removal only if it lost no
+// more than the margin. The margin is
 // max(floor, 2 x the baseline's median absolute deviation over its median): a noisy baseline
 // asks for a larger difference. A kept move's samples become the next baseline; a failed one's
 // are dropped (the count goes back), so the next trial waits for k fresh samples.
@@ -60,15 +62,18 @@ class PoolEvidence {
       return kPending;
     }
     after_[after_n_++] = rate;
-    if (after_n_ < k_) return kPending;
+    if (after_n_ < k_ || (after_n_ > k_ && after_n_ < 2 * k_)) return kPending;
     const double before = median(before_, k_);
-    const double after = median(after_, k_);
+    const double after = median(after_, after_n_);
     const double margin = std::max(floor, noise(before_, k_));
     const bool grew = step_ > 0;
-    step_ = 0;
     const bool kept = grew ? after > before * (1 + margin) : after >= before * (1 - margin);
+    if (grew && !kept && after > before * (1 - margin) && after_n_ == k_ && 2 * k_ <= kMaxSamples) {
+      return kPending;  // neither gained nor lost beyond the margin: k more samples, then decide
+    }
+    step_ = 0;
     if (kept) {
-      std::copy(after_, after_ + k_, before_);
+      std::copy(after_ + after_n_ - k_, after_ + after_n_, before_);
     } else {
       before_n_ = 0;
     }

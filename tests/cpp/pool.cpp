@@ -151,7 +151,9 @@ void check_evidence() {
   HSPC_CHECK(e.on_trial() && e.step() == 1, "no trial after start");
   HSPC_CHECK(e.judge(500, 0.05) == E::kPending, "the move's own interval was judged");
   HSPC_CHECK(e.judge(104, 0.05) == E::kPending && e.judge(104, 0.05) == E::kPending, "too soon");
-  HSPC_CHECK(e.judge(104, 0.05) == E::kGrowFailed, "a 4%% gain beat a 5%% margin");
+  HSPC_CHECK(e.judge(104, 0.05) == E::kPending, "an undecided growth was not measured longer");
+  HSPC_CHECK(e.judge(103, 0.05) == E::kPending && e.judge(104, 0.05) == E::kPending, "too soon");
+  HSPC_CHECK(e.judge(105, 0.05) == E::kGrowFailed, "a 4%% gain beat a 5%% margin");
   HSPC_CHECK(!e.ready(), "a failed trial's samples kept as the baseline");
   for (double r : {100.0, 100.0, 100.0}) (void)e.baseline(r);
   e.start(1);
@@ -168,8 +170,13 @@ void check_evidence() {
   for (double r : {80.0, 100.0, 120.0}) (void)noisy.baseline(r);  // noise 2 x 20 / 100 = 40%
   HSPC_CHECK(E::noise(std::vector<double>{80, 100, 120}.data(), 3) > 0.39, "noise");
   noisy.start(1);
-  for (double r : {0.0, 130.0, 130.0}) (void)noisy.judge(r, 0.05);
+  for (double r : {0.0, 130.0, 130.0, 130.0, 130.0, 130.0}) (void)noisy.judge(r, 0.05);
   HSPC_CHECK(noisy.judge(130, 0.05) == E::kGrowFailed, "a 30%% gain beat 40%% noise");
+  E lost(3);
+  for (double r : {100.0, 100.0, 100.0}) (void)lost.baseline(r);
+  lost.start(1);
+  for (double r : {0.0, 80.0, 80.0}) (void)lost.judge(r, 0.05);
+  HSPC_CHECK(lost.judge(80, 0.05) == E::kGrowFailed, "a growth that lost 20%% measured longer");
   E load(3);
   for (double r : {100.0, 100.0, 100.0}) HSPC_CHECK(!load.baseline(r), "a steady load changed");
   HSPC_CHECK(load.baseline(300) && !load.ready(), "a tripled rate is no load change");
@@ -206,11 +213,12 @@ void check_trials() {
     return moved;
   };
   HSPC_CHECK(run(backlog, 3) == 1, "no growth after a baseline and a backlog");
-  HSPC_CHECK(run(backlog, 4) == -1, "a growth that gained nothing was not undone");
+  HSPC_CHECK(run(backlog, 6) == 0, "an undecided growth was not measured longer");
+  HSPC_CHECK(run(backlog, 1) == -1, "a growth that gained nothing was not undone");
   HSPC_CHECK(run(backlog, 9) == 0, "grew again during the hold");
   HSPC_CHECK(run(backlog, 3) == 1, "did not try again after the hold");
-  HSPC_CHECK(run(backlog, 4) == -1, "the second failure was not undone");
-  HSPC_CHECK(run(backlog, 17) == 0, "the second hold is not twice as long");
+  HSPC_CHECK(run(backlog, 5) == -1, "the second failure was not undone");
+  HSPC_CHECK(run(backlog, 19) == 0, "the second hold is not twice as long");
   hspc::detail::PoolSample paying = backlog;
   paying.events = 5000;  // a new load: the hold ends, and growth pays now
   HSPC_CHECK(run(paying, 1) == 0, "moved on a load change");
@@ -218,10 +226,10 @@ void check_trials() {
   paying.events = 7500;
   paying.consumers = 3;
   HSPC_CHECK(run(paying, 4) == 0, "a growth that paid was undone");
-  const hspc::detail::PoolSample idle{1e9, 0, 0, 7.2e9, 8, 8, 0.3, 7500};  // 0.8 busy
+  const hspc::detail::PoolSample idle{1e9, 0, 0, 6.5e9, 8, 8, 0.3, 7500};  // 1.5 busy
   hspc::detail::PoolController after(o, 1, 8);
   HSPC_CHECK(after.decide(idle) == 0 && after.decide(idle) == 0, "shrank before a baseline");
-  HSPC_CHECK(after.decide(idle) == -6, "not down to the busy consumers + 1 at once");
+  HSPC_CHECK(after.decide(idle) == -6, "not down to the busy consumers at once");
   hspc::detail::PoolSample lost = idle;
   lost.consumers = 2;
   lost.idle_ns = 0;
