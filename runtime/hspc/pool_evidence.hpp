@@ -84,7 +84,7 @@ class PoolEvidence {
   // The median of n values (n <= kMaxSamples; 0 for none).
   static double median(const double* v, std::size_t n) noexcept {
     if (n == 0) return 0.0;
-    double c[kMaxSamples];
+    double c[kMaxSamples] = {};
     for (std::size_t i = 0; i < n; ++i) {  // insertion sort: a few values (std::sort's inlined
       std::size_t j = i;                   // 16-wide insertion step trips g++'s -Warray-bounds)
       for (; j > 0 && c[j - 1] > v[i]; --j) c[j] = c[j - 1];
@@ -96,7 +96,7 @@ class PoolEvidence {
   // 2 x the median absolute deviation over the median: about the relative spread of one sample.
   static double noise(const double* v, std::size_t n) noexcept {
     const double m = median(v, n);
-    double d[kMaxSamples];
+    double d[kMaxSamples] = {};
     for (std::size_t i = 0; i < n; ++i) d[i] = m > v[i] ? m - v[i] : v[i] - m;
     return m > 0 ? 2 * median(d, n) / m : 0.0;
   }
