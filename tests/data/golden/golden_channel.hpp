@@ -1981,9 +1981,9 @@ struct PoolSample;
 }
 
 // A rule of the caller's own in place of the built-in one (the phase benchmark drives the pool
-// with a hill climber through it): called from the pool's controller thread only, once per
-// interval. decide() returns the move in consumers (the pool clamps it to [min, max]);
-// next_interval_ns() the next interval's length.
+// with a hill climber through it; PoolOptions::rule, used when adaptive): called from the pool's
+// controller thread only, once per interval, and must not throw. decide() returns the move in
+// consumers (the pool clamps it to [min, max]); next_interval_ns() the next interval's length.
 class PoolRule {
  public:
   virtual ~PoolRule() = default;
@@ -2037,7 +2037,8 @@ struct PoolOptions {
   PoolRule* rule = nullptr;
 };
 
-// How often the controller moved the count, and how many intervals it judged.
+// The consumers the controller added and removed (a move of k counts k; an undone trial counts
+// both ways), and how many intervals it judged.
 struct PoolAdjustments {
   std::uint64_t grown;
   std::uint64_t shrunk;
