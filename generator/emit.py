@@ -17,6 +17,7 @@ from typing import Any
 
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Figure, Summary
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import tuned_on
@@ -69,12 +70,14 @@ class HeaderWriter:
     command: tuple[str, ...]  # the command line's words (cli_common.recorded_command)
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
     max_latency_ns: int = 0  # the channel's latency bound (0: none)
+    pool: PoolTuning | None = None  # threads.consumers: adaptive, estimated until measured
 
     def write(
         self,
         point: ChannelParams,
         measured: tuple[str, ...],
         threads: ThreadAdvice | None = None,
+        pool: PoolTuning | None = None,
     ) -> None:
         provenance = Provenance(
             self.command, host_summary(self.host), measured, tuned_on(self.host)
@@ -86,6 +89,7 @@ class HeaderWriter:
             provenance=provenance,
             threads=threads or self.threads,
             max_latency_ns=self.max_latency_ns,
+            pool=pool or self.pool,
         )
         write_atomic(self.path, render_header(spec))
 
@@ -103,7 +107,7 @@ class HeaderWriter:
         limit_us = self.target.constraints.max_latency_us
         if limit_us is not None and not any(line.startswith(BOUND) for line in measured):
             measured = (*measured, _bound_line(limit_us * 1e3, None))  # nothing confirmed it
-        self.write(result.winner, measured, threads)
+        self.write(result.winner, measured, threads, result.pool)
 
 
 # What kTuning holds, when it holds no confirmed figures: the banner's first line says so.

@@ -11,6 +11,7 @@
     decide    race the batch, pick with a margin        search.racing, search.decide
     confirm   the best, again, in a fresh process       search.tune.confirmation_batch
     threads   thread counts for the tuned channel       search.threads.session
+    pool      threads.consumers: adaptive's controller  adaptive -> search.threads.pool
     emit      the header, atomically                    emit
     report    hspc-result.json, hspc-summary.md         reports
 
@@ -29,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hspc_gen import params, pinning, wiring
+from hspc_gen import adaptive, params, pinning, wiring
 from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.channel_search import Searched, confirm, remeasure, search
 from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
@@ -91,12 +92,13 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
-    bound = wiring.channel_bound_ns(target)
-    header = HeaderWriter(out.header, target, host, options.command, estimated, bound)
     measuring = options.effort is not Effort.estimate
     user_code = wiring.user_code(target, host, options.cache) if measuring else None
     calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
+    pool = adaptive.estimated_pool(target, host, start.buffer_bytes, estimated, calibrated.timings)
+    bound = wiring.channel_bound_ns(target)
+    header = HeaderWriter(out.header, target, host, options.command, estimated, bound, pool)
     header.write_start(start, measuring)  # the anytime result: improved as results come, final last
     store = wiring.record_store(host, options.cache)
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
@@ -105,9 +107,8 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
         info = wiring.run_info(
             target, host, options.effort, elapsed, calibrated=calibrated, topology=pairs
         )
-        return _finish(
-            TuneResult(info, start, None, pinning.agreeing(estimated, start)), out, header
-        )
+        result = TuneResult(info, start, None, pinning.agreeing(estimated, start), pool)
+        return _finish(result, out, header)
     with locked(store, started + target.budget, show):  # one measuring run at a time
         pairs = wiring.host_topology(host, store, options.cache, measure=True, show=show)
         context = Context(
@@ -115,6 +116,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
         )
         machinery = Machinery(store, wiring.toolchain_for(target, host, options.cache), show)
         result = tune_channel(context, machinery, header)
+    result = adaptive.with_pool(result, target, host, estimated, calibrated.timings)
     return _finish(result, out, header)  # emit, report
 
 

@@ -20,6 +20,7 @@ import jinja2
 from hspc_gen import __version__, pinning
 from hspc_gen.header_text import comment_text, meson_string, shell_line
 from hspc_gen.model import ChannelParams
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import TunedOn, initializer_lines
 
@@ -68,6 +69,9 @@ class HeaderSpec:
     # over once its oldest event has waited this long. 0: no bound (buffers go when full or
     # flushed).
     max_latency_ns: int = 0
+    # threads.consumers: adaptive: the pool controller's parameters (kPoolTuning), which the
+    # header's ConsumerPool runs with by default. None: no kPoolTuning (PoolOptions' defaults).
+    pool: PoolTuning | None = None
 
     def __post_init__(self) -> None:
         # C++ uses both as they are (the namespace, the file name in the first line): app.yaml

@@ -18,7 +18,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePath
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -31,6 +31,8 @@ from pydantic import (
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive, smallest_buffer_memory
 from hspc_gen.target_fields import (
+    ADAPTIVE,
+    ConsumerCount,
     HeaderFile,
     Name,
     Namespace,
@@ -197,8 +199,20 @@ class Threads(BaseModel):
 
     producers: ThreadCount = "auto"
     """Producer threads: 1 to 1024 or auto. Default auto."""
-    consumers: ThreadCount = "auto"
-    """Consumer threads: 1 to 1024 or auto. Default auto."""
+    consumers: ConsumerCount = "auto"
+    """Consumer threads: 1 to 1024, auto or adaptive. Default auto. adaptive: chosen as auto,
+    and the header's ConsumerPool starts there and grows and shrinks at run time, its controller's
+    parameters (interval, grow wait, limits) chosen for this host in kPoolTuning."""
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the consumers adapt at run time (threads.consumers: adaptive)."""
+        return self.consumers == ADAPTIVE
+
+    @property
+    def consumer_count(self) -> int | Literal["auto"]:
+        """The consumers the thread search is asked for: adaptive starts where auto ends."""
+        return self.consumers if isinstance(self.consumers, int) else "auto"
 
     @model_validator(mode="after")
     def _every_producer_has_a_consumer(self) -> Threads:

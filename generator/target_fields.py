@@ -85,6 +85,30 @@ def _thread_count(value: object) -> int | str:
     return value
 
 
+ADAPTIVE = "adaptive"
+"""threads.consumers: adaptive: the count the thread search finds is where the generated
+ConsumerPool starts, and its controller (parameters chosen for the host: kPoolTuning) moves it."""
+
+
+def _consumer_count(value: object) -> int | str:
+    if value == ADAPTIVE:
+        return ADAPTIVE
+    try:
+        return _thread_count(value)
+    except ValueError:
+        wanted = f"'auto', '{ADAPTIVE}' or a whole number from 1 to {MAX_THREADS}"
+        raise ValueError(f"expected {wanted}, got {describe_input(value)}") from None
+
+
+def _producer_count(value: object) -> int | str:
+    if value == ADAPTIVE:  # the pool adapts its own threads; the producers are the app's
+        raise ValueError(
+            f"'{ADAPTIVE}' is for threads.consumers only: the pool grows and shrinks its"
+            " consumers, the producers are the application's own threads ('auto' or a number)"
+        )
+    return _thread_count(value)
+
+
 def _resolve(value: object, info: ValidationInfo) -> Path:
     if isinstance(value, PurePath):  # a dumped Target validated again
         value = str(value)
@@ -127,12 +151,14 @@ Namespace = Annotated[str, BeforeValidator(_namespace, json_schema_input_type=_N
 PrimitiveName = Annotated[Primitive, BeforeValidator(_choice(Primitive, "primitive"))]
 ObjectiveName = Annotated[Objective, BeforeValidator(_choice(Objective, "objective"))]
 PinThreadsName = Annotated[PinThreads, BeforeValidator(_choice(PinThreads, "pin_threads mode"))]
+_COUNT = Annotated[int, Field(ge=1, le=MAX_THREADS)]
 ThreadCount = Annotated[
     int | Literal["auto"],
-    BeforeValidator(
-        _thread_count,
-        json_schema_input_type=Annotated[int, Field(ge=1, le=MAX_THREADS)] | Literal["auto"],
-    ),
+    BeforeValidator(_producer_count, json_schema_input_type=_COUNT | Literal["auto"]),
+]
+ConsumerCount = Annotated[
+    int | Literal["auto", "adaptive"],
+    BeforeValidator(_consumer_count, json_schema_input_type=_COUNT | Literal["auto", "adaptive"]),
 ]
 SourceFile = Annotated[Path | None, PlainValidator(_source_file, json_schema_input_type=str | None)]
 HeaderFile = Annotated[Path, PlainValidator(_header_file, json_schema_input_type=str)]

@@ -83,8 +83,8 @@ def spun(
 
 
 def estimated_threads(target: Target, host: Host) -> ThreadAdvice:
-    t, w = target.threads, target.workload
-    return estimate.thread_advice(host, t.producers, t.consumers, (w.producer_ns, w.consumer_ns))
+    t, work = target.threads, (target.workload.producer_ns, target.workload.consumer_ns)
+    return estimate.thread_advice(host, t.producers, t.consumer_count, work)
 
 
 def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape:
@@ -309,7 +309,7 @@ def thread_inputs(target: Target, host: Host) -> ThreadInputs:
     return ThreadInputs(
         target.workload,
         target.threads.producers,
-        target.threads.consumers,
+        target.threads.consumer_count,
         target.constraints.pin_threads,
         TopologyShape.from_host(host),
     )

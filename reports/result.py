@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hspc_gen.model import Figure, HostTimings, Status, Summary
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import (
     CandidateResult,
     Confirmed,
@@ -31,13 +32,16 @@ p0_parallel among them; why an efficiency that cannot be true is not given
 and why the figures are a second measurement's (remeasured); where the
 winner's threads run, in words (winner.placement: unpinned, a measured class, or pinned);
 what a person must know before trusting the figures (caveats: kind and text, the summary's notes
-word for word, for the HTML page to state)."""
+word for word, for the HTML page to state); with threads.consumers: adaptive, the pool
+controller's parameters and why each (pool), absent otherwise."""
 
 
 def document(result: TuneResult) -> dict[str, Any]:
     """The whole hspc-result.json."""
     out = _common(result.run)
     out["caveats"] = [{"kind": str(c.kind), "text": c.text} for c in caveats(result)]
+    if result.pool is not None:  # absent without the switch: those results stay as they were
+        out["pool"] = pool_json(result.pool)
     search = result.search
     if search is None:
         out.update(
@@ -57,6 +61,14 @@ def document(result: TuneResult) -> dict[str, Any]:
         recommendation=_recommendation(result.threads),
     )
     return out
+
+
+def pool_json(pool: PoolTuning) -> dict[str, Any]:
+    """kPoolTuning's fields, each with its value and reason, and what they rest on."""
+    return {
+        "basis": pool.basis,
+        "options": {name: {"value": c.value, "why": c.why} for name, c in pool.choices()},
+    }
 
 
 def _common(run: RunInfo) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hspc_gen.model import ChannelParams, Figure, HostTimings
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import result as result_report
@@ -191,6 +192,22 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
     ]
 
 
+def _pool(pool: PoolTuning | None) -> list[str]:
+    """threads.consumers: adaptive: the ConsumerPool controller's parameters, each with why."""
+    if pool is None:
+        return []
+    return [
+        "",
+        f"Pool (threads.consumers: adaptive; {pool.basis}): the header's kPoolTuning, which"
+        " ConsumerPool runs with unless given other PoolOptions (the fields not listed keep"
+        " their defaults):",
+        "",
+        "| PoolOptions | value | why |",
+        "|---|---|---|",
+        *(f"| {name} | {choice.value} | {choice.why} |" for name, choice in pool.choices()),
+    ]
+
+
 def render(result: TuneResult, figures: bool = False) -> str:
     """The summary; with `figures`, as hspc-summary.md beside them, showing them."""
     run = result.run
@@ -210,6 +227,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)
+    lines += _pool(result.pool)
     if said := caveats(result):
         lines += ["", *(f"- {caveat.text}" for caveat in said)]
     if figures:

@@ -17,6 +17,7 @@ from hspc_gen.model import (
     Status,
     Summary,
 )
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 
 
@@ -147,12 +148,14 @@ class RunInfo:
 @dataclass(frozen=True)
 class TuneResult:
     """One run of `hspc-gen --target`: the chosen channel, the search behind it (None for
-    --effort estimate), and the thread advice."""
+    --effort estimate), the thread advice, and the adaptive pool's parameters (None unless
+    app.yaml asks for threads.consumers: adaptive)."""
 
     run: RunInfo
     winner: ChannelParams
     search: SearchResult | None
     threads: ThreadAdvice | ThreadFailure
+    pool: PoolTuning | None = None
 
 
 @dataclass(frozen=True)

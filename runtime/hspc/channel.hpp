@@ -239,8 +239,10 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     return consume(std::forward<F>(f));
   }
   // From any thread: a published slot awaits the consumer; closed and every slot released.
+  // reopen(): once ended, a new stream (BasicConsumerPool's lane reuse; SlotRing says when).
   using Ring::ended;
   using Ring::pending;
+  using Ring::reopen;
 
   // True once the producer has closed the channel and every event has been taken.
   [[nodiscard]] bool done() const noexcept {

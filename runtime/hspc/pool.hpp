@@ -18,35 +18,42 @@
 #include "hspc/channel.hpp"
 #include "hspc/pool_control.hpp"
 #include "hspc/pool_crew.hpp"
-#include "hspc/pool_lane.hpp"
+#include "hspc/pool_deal.hpp"
 #include "hspc/pool_parking.hpp"
+#include "hspc/pool_roster.hpp"
 
 namespace hspc {
 
-// BasicConsumerPool: N producer threads, each writing its own tuned channel, drained by a pool of
-// consumer threads that calls handler(event) for every event; a controller grows and shrinks the
-// pool at run time from what it measures (PoolController says how).
+// BasicConsumerPool: N producer threads, each writing tuned channels of its own, drained by a pool
+// of consumer threads that calls handler(event) for every event; a controller grows and shrinks
+// the pool at run time from what it measures (PoolController says how).
 //
-// Ordered mode (the only one so far): a consumer claims a producer's lane (a CAS), takes what is
-// published there (one turn: at most Buffers runs) and releases it. The claim's acquire and the
-// release's store pass the channel's consumer cursor on, so a lane has one consumer at a time.
-// Idle consumers park on the tuned primitive (ParkingLot); a producer wakes one per buffer
-// hand-off, only if one is parked, and so does a consumer leaving a lane with work in it (as Go's
-// last spinner does), so no published buffer waits for its producer's next hand-off.
+// A consumer claims a lane (one channel of a producer's: a CAS), takes what is published there
+// (one turn: at most Buffers runs) and releases it; the claim's acquire and the release's store
+// pass the channel's consumer cursor on, so a lane has one consumer at a time. Ordered (the
+// default), a producer has one lane. Unordered, it has one per consumer the pool may run (max)
+// and deals whole buffers over them round robin, as BasicFanOut does (PoolDeal), so that every
+// consumer can take one of its buffers at once. Idle consumers park on the tuned primitive
+// (ParkingLot); a producer wakes one per buffer hand-off, only if one is parked, and so does a
+// consumer leaving a lane with work in it (as Go's last spinner does), so no published buffer
+// waits for its producer's next hand-off (model/pool.pml, model/pool_unordered.pml).
 //
 // Preconditions
 // - T is trivially copyable; 1 <= min_consumers <= max_consumers (after 0 becomes the usable
-//   CPUs) <= 64; options.ordered (else the constructor throws std::invalid_argument).
+//   CPUs) <= 64 (else the constructor throws std::invalid_argument).
 // - One thread per producer calls its push, emplace, try_push, flush and close; nothing is pushed
-//   after close(). At most kMaxProducers producers in the pool's lifetime (add_producer throws
-//   std::length_error past it; a closed producer's lane is not reused).
+//   after close(), and a producer is not used once its close() has returned (add_producer may
+//   hand its place to another). At most kMaxProducers producers alive at once; one whose close()
+//   returned and whose events were all handled no longer counts. At the limit add_producer waits
+//   for a closed one's events to be handled, and throws std::length_error if none has closed.
 // - add_producer() is not called once wait() has been called; wait() from one thread.
 // - Before destruction every producer thread has left its last call.
 //
 // Guarantees
 // - Every event pushed before its producer's close() is handled exactly once by wait()'s return
-//   (unless the handler threw, below); one producer's events in push order, never two of them at
-//   once.
+//   (unless the handler threw, below). Ordered: one producer's events in push order, never two
+//   of them at once. Unordered: no order at all, within a producer or across; each buffer's
+//   events in push order by one consumer, and a producer's buffers by up to max at once.
 // - wait() returns once every producer (those added included) has closed and every event was
 //   handled; then the consumers and the controller have stopped. A producer that never closes:
 //   wait() never returns.
@@ -57,32 +64,39 @@ namespace hspc {
 //   controller, without waiting for producers to close; events not yet handled are dropped.
 // - consumers() is the number of consumer threads running at the moment of the call;
 //   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
-//   grows, below the producers not yet finished (more cannot help in ordered mode).
+//   grows, below the lanes of producers not yet finished: ordered, the producers (more cannot
+//   help); unordered, max per producer, so max bounds it.
 // - Per event: a producer does what its channel does (no pool state); a consumer calls the
 //   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
 //   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
-//   and a fetch_or, a fence and a look over the lanes per park.
+//   and a fetch_or, a fence and a look over the lanes per park. Unordered adds the next lane's
+//   turn per hand-off, and costs max channels' memory per producer and max lanes per look.
+// - add_producer() reuses the first place (lanes, channels, producer) that no longer counts, so
+//   producers that come and go cost no memory past the most alive or draining at once.
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
-// Layout: each lane is its own allocation, its parts on separate lines (pool_lane.hpp); consumers'
-// counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
+// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_lane.hpp,
+// pool_deal.hpp); consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on
+// lines of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
 class BasicConsumerPool {
-  using Lane = detail::PoolLane<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, MaxLatencyNs,
+  using Deal = detail::PoolDeal<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, MaxLatencyNs,
                                 PrefetchBytes, HugePages>;
+  using Lane = typename Deal::Lane;
+  using Roster = detail::PoolRoster<Deal>;
 
  public:
-  using Channel = typename Lane::Channel;
-  using Producer = typename Lane::Producer;
+  using Channel = typename Deal::Channel;
+  using Producer = typename Deal::Producer;
   using value_type = T;
   using Handler = std::function<void(const T&)>;
 
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
-  static constexpr std::size_t kMaxProducers = 256;
+  static constexpr std::size_t kMaxProducers = Roster::kMaxDeals;  // alive at once
   static constexpr std::size_t kMaxConsumers = detail::kMaxPoolConsumers;
 
   BasicConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
@@ -90,7 +104,8 @@ class BasicConsumerPool {
         max_(detail::pool_max_consumers(options, kMaxConsumers)),
         handler_(std::move(handler)),
         lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
-        crew_(max_) {
+        crew_(max_),
+        roster_(options_.ordered ? 1 : max_, lot_) {
     const std::size_t start =
         options.start_consumers == 0 ? options.min_consumers : options.start_consumers;
     try {
@@ -101,15 +116,11 @@ class BasicConsumerPool {
       controller_ = std::thread([this] { control(); });
     } catch (...) {
       stop_consumers();
-      delete_lanes();
       throw;
     }
   }
 
-  ~BasicConsumerPool() {
-    stop();
-    delete_lanes();
-  }
+  ~BasicConsumerPool() { stop(); }
 
   BasicConsumerPool(const BasicConsumerPool&) = delete;
   BasicConsumerPool& operator=(const BasicConsumerPool&) = delete;
@@ -117,31 +128,25 @@ class BasicConsumerPool {
   // Producer i (i < producers()): one thread's push, emplace, try_push, flush and close.
   Producer& producer(std::size_t i) {
     if (i >= producers()) throw std::out_of_range("BasicConsumerPool: no such producer");
-    return lane(i)->producer;
+    return roster_.deal(i)->producer;
   }
 
-  // A producer that joins now; consumers see its lane from their next look.
+  // A producer that joins now: a finished one's place reused, or a new one that consumers see
+  // from their next look.
   Producer& add_producer() {
-    const std::lock_guard<std::mutex> lock(done_mutex_);
-    const std::size_t i = lane_count_.load(std::memory_order_relaxed);
-    if (i == kMaxProducers) throw std::length_error("BasicConsumerPool: too many producers");
-    Lane* added = new Lane(lot_);
-    lanes_[i].store(added, std::memory_order_release);
-    lane_count_.store(i + 1, std::memory_order_release);
-    return added->producer;
+    const std::lock_guard<std::mutex> lock(add_mutex_);  // not done_mutex_: add() may wait
+    return roster_.add();
   }
 
-  std::size_t producers() const noexcept { return lane_count_.load(std::memory_order_acquire); }
+  // The producers' places: those alive, and finished ones kept for reuse.
+  std::size_t producers() const noexcept { return roster_.size(); }
 
   // Blocks until every producer has closed and every event was handled, stops the pool, and
   // rethrows the first exception a handler threw (once).
   void wait() {
     {
       std::unique_lock<std::mutex> lock(done_mutex_);
-      done_cv_.wait(lock, [&] {
-        return finished_.load(std::memory_order_acquire) ==
-               lane_count_.load(std::memory_order_relaxed);
-      });
+      done_cv_.wait(lock, [&] { return roster_.all_finished(); });
     }
     stop();
     handler_.rethrow();
@@ -159,22 +164,19 @@ class BasicConsumerPool {
   using Worker = detail::PoolCrew::Worker;
   using Totals = detail::PoolTotals;
 
-  void delete_lanes() noexcept {
-    for (std::size_t i = producers(); i > 0; --i) delete lane(i - 1);
-  }
-  Lane* lane(std::size_t i) const noexcept { return lanes_[i].load(std::memory_order_acquire); }
-
   // ---- consumers ----
 
   void run_consumer(std::size_t k) {
     Worker& w = crew_.worker(k);
-    std::size_t next = k;  // where its round robin over the lanes starts
+    std::size_t next = k;  // where its round robin over the producers starts
     const auto work = [&] {
-      return w.retiring() || stop_.load(std::memory_order_acquire) || find_lane(next) != nullptr;
+      return w.retiring() || stop_.load(std::memory_order_acquire) ||
+             roster_.find(next, k).lane != nullptr;
     };
     while (!w.retiring() && !stop_.load(std::memory_order_acquire)) {
-      if (Lane* found = find_lane(next)) {
-        if (found->try_claim()) serve(w, *found);
+      const typename Roster::Found found = roster_.find(next, k);
+      if (found.lane != nullptr) {
+        if (found.lane->try_claim()) serve(w, *found.deal, *found.lane);
         continue;
       }
       Worker::add(w.idle_ns, static_cast<std::uint64_t>(lot_.park(k, work, w.parked_since)));
@@ -182,37 +184,25 @@ class BasicConsumerPool {
     crew_.left();
   }
 
-  // The next lane from `next` on (round robin) that is unclaimed with work or an unseen end.
-  Lane* find_lane(std::size_t& next) const noexcept {
-    const std::size_t n = producers();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t at = (next + i) % n;
-      if (lane(at)->wanted()) {
-        next = at + 1;
-        return lane(at);
-      }
-    }
-    return nullptr;
-  }
-
   // One turn on a claimed lane: its buffer's wait counted, up to Buffers runs handled (so other
   // lanes get their turns), its end noted, then released, waking a parked consumer if work stays.
-  void serve(Worker& w, Lane& turn) {
+  void serve(Worker& w, Deal& deal, Lane& turn) {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
     const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
-    if (turn.channel.ended() && !turn.finished.exchange(true, std::memory_order_acq_rel)) {
-      finished_one();
-    }
+    const bool finished = turn.channel.ended() &&
+                          !turn.finished.exchange(true, std::memory_order_acq_rel) &&
+                          deal.lane_finished();
     if (turn.release()) lot_.notify_one();
+    if (finished) finished_one();  // after the release: add_producer may wait for the claim
   }
 
   void finished_one() {
-    const std::size_t done = finished_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const bool all = roster_.finished_one();
     const std::lock_guard<std::mutex> lock(done_mutex_);
-    if (done == lane_count_.load(std::memory_order_relaxed)) done_cv_.notify_all();
+    if (all) done_cv_.notify_all();
   }
 
   // ---- the controller ----
@@ -236,7 +226,7 @@ class BasicConsumerPool {
       lock.unlock();
       const std::int64_t now = detail::steady_now_ns();
       const Totals t = totals(now);
-      const std::size_t open = producers() - finished_.load(std::memory_order_acquire);
+      const std::size_t open = roster_.open_lanes();
       const detail::PoolSample sample = detail::PoolSample::between(
           last, t, static_cast<double>(now - last_ns), crew_.running(), open, cpu.sample());
       last = t;
@@ -258,7 +248,7 @@ class BasicConsumerPool {
   Totals totals(std::int64_t now) const noexcept {
     Totals t;
     crew_.add_to(t, now);
-    for (std::size_t i = producers(); i > 0; --i) lane(i - 1)->add_to(t, now);
+    roster_.add_to(t, now);
     return t;
   }
 
@@ -284,11 +274,10 @@ class BasicConsumerPool {
   detail::PoolHandler<T> handler_;
   detail::ParkingLot<WaiterFor<P>> lot_;
   detail::PoolCrew crew_;
-  std::atomic<Lane*> lanes_[kMaxProducers] = {};
-  std::atomic<std::size_t> lane_count_{0};
-  std::atomic<std::size_t> finished_{0};
+  Roster roster_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> grown_{0}, shrunk_{0}, intervals_{0};
+  std::mutex add_mutex_;
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   std::mutex control_mutex_;

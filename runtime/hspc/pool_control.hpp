@@ -37,7 +37,8 @@ struct PoolOptions {
   std::size_t min_consumers = 1;
   std::size_t max_consumers = 0;
   // true: one producer's events are handled in push order, by one consumer at a time.
-  // false (whole buffers to any free consumer) is not implemented yet: the constructor throws.
+  // false: whole buffers go to any free consumer, in no order, so that more consumers than
+  // producers can help (each producer then writes max_consumers channels).
   bool ordered = true;
   // The consumers it starts with (0: min_consumers), within [min_consumers, max_consumers].
   std::size_t start_consumers = 0;
@@ -103,9 +104,6 @@ inline std::size_t pool_max_consumers(const PoolOptions& options, std::size_t mo
 
 // The options, or std::invalid_argument saying what is wrong with them.
 inline PoolOptions checked_pool_options(const PoolOptions& options, std::size_t most) {
-  if (!options.ordered) {
-    throw std::invalid_argument("BasicConsumerPool: ordered = false is not implemented yet");
-  }
   const std::size_t max = pool_max_consumers(options, most);
   if (options.min_consumers < 1 || options.min_consumers > max || max > most) {
     throw std::invalid_argument("BasicConsumerPool: need 1 <= min <= max <= 64 consumers");
@@ -120,7 +118,7 @@ struct PoolSample {
   double waits;            // the waits that ended in it, plus those still going at its end
   double idle_ns;          // consumer time spent parked in it, summed over consumers
   std::size_t consumers;   // consumer threads at its end
-  std::size_t open_lanes;  // producers not yet finished: in ordered mode, the most that help
+  std::size_t open_lanes;  // lanes of producers not yet finished: the most consumers that help
   double cpu_busy;         // the host's busy fraction in it; negative: unknown
   double events;           // events handled in it
 

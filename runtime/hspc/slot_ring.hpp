@@ -104,6 +104,12 @@ class SlotRing {
   bool ended() const noexcept {
     return produced().closed.load(std::memory_order_acquire) && !pending();
   }
+  // Once ended, with neither side in a call and the caller ordered after both: a new stream that
+  // goes on from the counters (BasicConsumerPool reuses a finished producer's channel).
+  void reopen() noexcept {
+    producer().closed = false;
+    produced().closed.store(false, std::memory_order_relaxed);
+  }
 
  protected:
   static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);

@@ -1,17 +1,18 @@
 // pool.hpp on its own: every member of the pool instantiated for every primitive, with and
-// without a latency bound.
+// without a latency bound, ordered and not.
 #include "hspc/pool.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
 namespace {
 
 template <hspc::Primitive P, std::size_t MaxLatencyNs>
-std::size_t use_pool() {
-  std::size_t handled = 0;
+std::size_t use_pool(bool ordered) {
+  std::atomic<std::size_t> handled{0};
   hspc::BasicConsumerPool<std::uint64_t, P, 2, 64, 64, 5000, MaxLatencyNs> pool(
-      1, [&handled](const std::uint64_t&) { ++handled; }, hspc::PoolOptions{1, 2, true});
+      1, [&handled](const std::uint64_t&) { ++handled; }, hspc::PoolOptions{1, 2, ordered});
   auto& in = pool.producer(0);
   in.push(1);
   in.emplace(2U);
@@ -26,7 +27,8 @@ std::size_t use_pool() {
 
 template <hspc::Primitive P>
 std::size_t use_pool() {
-  return use_pool<P, 0>() + use_pool<P, 1000000>();
+  return use_pool<P, 0>(true) + use_pool<P, 1000000>(true) + use_pool<P, 0>(false) +
+         use_pool<P, 1000000>(false);
 }
 
 }  // namespace

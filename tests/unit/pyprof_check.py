@@ -30,6 +30,15 @@ WORKLOADS = Path(wl.__file__).resolve()
 Key = tuple[str, int, str]
 Stats = dict[Key, tuple[Any, ...]]
 
+# What feeds hspcprof's channels, with and without C functions: sys.monitoring's callbacks from
+# CPython 3.12 on, as cProfile's; on 3.11 a profile hook, or the frame evaluation function.
+MONITORING = sys.version_info >= (3, 12)
+PRODUCER = (
+    {True: "monitoring", False: "monitoring"}
+    if MONITORING
+    else {True: "setprofile", False: "frames"}
+)
+
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -63,6 +72,32 @@ def python(installed: Path, *argv: str | Path) -> subprocess.CompletedProcess[st
     env = {**ENV, "PYTHONPATH": str(installed / "site")}
     words = [sys.executable, *map(str, argv)]
     return subprocess.run(words, capture_output=True, text=True, env=env, check=False, timeout=60)
+
+
+# A C library's thread that calls back into Python (PyGILState_Ensure, as ctypes does): a new
+# thread state each call.
+NATIVE = r"""
+#include <pthread.h>
+typedef void (*callback)(void);
+static void* run(void* arg) {
+  for (int i = 0; i < 3; ++i) ((callback)arg)();  /* a thread state of its own each time */
+  return 0;
+}
+void call_thrice_in_a_thread(callback f) {
+  pthread_t thread;
+  pthread_create(&thread, 0, run, (void*)f);
+  pthread_join(thread, 0);
+}
+"""
+
+
+def native_library(folder: Path) -> Path:
+    """NATIVE, compiled into `folder` as a shared library."""
+    (folder / "native.c").write_text(NATIVE, encoding="utf-8")
+    library = folder / "libnative.so"
+    cc = ["cc", "-shared", "-fPIC", "-o", str(library), str(folder / "native.c"), "-lpthread"]
+    subprocess.run(cc, check=True, capture_output=True, timeout=60)
+    return library
 
 
 def profiled(profile: cProfile.Profile | hspcprof.Profile, work: Callable[[], object]) -> Stats:

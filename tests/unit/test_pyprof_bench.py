@@ -17,13 +17,12 @@ import bench_lines
 import bench_workloads
 import pyperf
 import pytest
-from pyprof_check import ENV, REPO, assert_same_counts
+from pyprof_check import ENV, PRODUCER, REPO, assert_same_counts
 
 pytestmark = pytest.mark.slow
 
 BENCH = REPO / "examples" / "pyprof" / "bench"
 SMOKE_LINES = ["none", "hspcprof-channel", "cprofile"]
-PRODUCER = {True: "setprofile", False: "frames"}  # hspcprof's, with and without C functions
 
 
 def run(
@@ -123,6 +122,8 @@ def test_a_smoke_run_writes_every_benchmark_and_the_report_prints_every_line(
 def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     done = run("bench_profilers.py", "-o", tmp_path / "x.json", "--lines", "none,gprof")
     assert done.returncode == 2 and "unknown line gprof" in done.stderr
+    done = run("bench_profilers.py", "-o", tmp_path / "x.json", "--python", tmp_path / "python9")
+    assert done.returncode == 2 and "python9: not an interpreter that can be run" in done.stderr
     (tmp_path / "old.json").write_text("{}", encoding="utf-8")
     done = run("bench_profilers.py", "-o", tmp_path / "old.json")
     assert done.returncode == 2 and "exists already" in done.stderr
@@ -131,7 +132,10 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot read" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize("name", ["bench", "bench-nob", "floor", "floor-nob"])
+@pytest.mark.parametrize(
+    "name",
+    ["bench", "bench-nob", "floor", "floor-nob", "short-3.11", "short-3.12", "short-3.13"],
+)
 def test_the_committed_tables_are_the_committed_records_reported(name: str) -> None:
     """The README's numbers come from results/: each report there is what bench_report prints
     for the records beside it, byte for byte (the bootstrap is seeded)."""

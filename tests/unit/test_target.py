@@ -42,6 +42,25 @@ def test_minimal_target_takes_every_default(tmp_path: Path) -> None:
     assert target.budget == 120.0
 
 
+@pytest.mark.parametrize(
+    ("text", "adaptive", "count"),
+    [
+        ("consumers: adaptive", True, "auto"),
+        ("consumers: auto", False, "auto"),
+        ("consumers: 3", False, 3),
+        ("{producers: 2, consumers: adaptive}", True, "auto"),
+    ],
+)
+def test_adaptive_consumers_are_searched_as_auto_and_then_adapt(
+    tmp_path: Path, text: str, adaptive: bool, count: object
+) -> None:
+    """threads.consumers: adaptive asks the thread search for the count as auto does (where the
+    pool starts), and the header for a pool whose controller hspc-gen tunes (kPoolTuning)."""
+    body = f"threads: {text}\n" if text.startswith("{") else f"threads:\n  {text}\n"
+    threads = load_target(write(tmp_path, H + body)).threads
+    assert (threads.adaptive, threads.consumer_count) == (adaptive, count)
+
+
 def test_the_example_is_the_acceptance_target() -> None:
     target = load_target(EXAMPLE)
     assert (target.name, target.event.size) == ("example", 8)

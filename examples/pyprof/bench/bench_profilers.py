@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -242,12 +243,18 @@ def command_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fast", action="store_true", help="a smoke run: 2 rounds of 1 process of 1 value"
     )
+    parser.add_argument(
+        "--python",
+        default=sys.executable,
+        help="the interpreter that runs the rounds, with pyperf, the profilers and hspcprof "
+        "installed (default: this one)",
+    )
     add_selection(parser)
     return parser
 
 
 def round_command(args: argparse.Namespace, counters: Path, number: int) -> list[str]:
-    cmd = [sys.executable, str(Path(__file__).resolve()), *round_options(args, number, counters)]
+    cmd = [args.python, str(Path(__file__).resolve()), *round_options(args, number, counters)]
     cmd += ["--append", args.output, "--processes", str(args.processes)]
     return cmd + (["--values", "1"] if args.fast else [])
 
@@ -266,6 +273,8 @@ def run_command(argv: list[str]) -> int:
             listed(names, known, what)
         except argparse.ArgumentTypeError as error:
             parser.error(str(error))
+    if not os.access(args.python, os.X_OK) or Path(args.python).is_dir():
+        parser.error(f"--python {args.python}: not an interpreter that can be run")
     if args.fast:
         args.rounds, args.processes = 2, 1
     for path in (Path(args.output), counters):

@@ -984,6 +984,12 @@ class SlotRing {
   bool ended() const noexcept {
     return produced().closed.load(std::memory_order_acquire) && !pending();
   }
+  // Once ended, with neither side in a call and the caller ordered after both: a new stream that
+  // goes on from the counters (BasicConsumerPool reuses a finished producer's channel).
+  void reopen() noexcept {
+    producer().closed = false;
+    produced().closed.store(false, std::memory_order_relaxed);
+  }
 
  protected:
   static constexpr std::uint32_t kSlots = static_cast<std::uint32_t>(Buffers);
@@ -1379,8 +1385,10 @@ class BasicChannel : private detail::SlotRing<T, WaiterFor<P>, Buffers, BufferBy
     return consume(std::forward<F>(f));
   }
   // From any thread: a published slot awaits the consumer; closed and every slot released.
+  // reopen(): once ended, a new stream (BasicConsumerPool's lane reuse; SlotRing says when).
   using Ring::ended;
   using Ring::pending;
+  using Ring::reopen;
 
   // True once the producer has closed the channel and every event has been taken.
   [[nodiscard]] bool done() const noexcept {
@@ -2001,7 +2009,8 @@ struct PoolOptions {
   std::size_t min_consumers = 1;
   std::size_t max_consumers = 0;
   // true: one producer's events are handled in push order, by one consumer at a time.
-  // false (whole buffers to any free consumer) is not implemented yet: the constructor throws.
+  // false: whole buffers go to any free consumer, in no order, so that more consumers than
+  // producers can help (each producer then writes max_consumers channels).
   bool ordered = true;
   // The consumers it starts with (0: min_consumers), within [min_consumers, max_consumers].
   std::size_t start_consumers = 0;
@@ -2067,9 +2076,6 @@ inline std::size_t pool_max_consumers(const PoolOptions& options, std::size_t mo
 
 // The options, or std::invalid_argument saying what is wrong with them.
 inline PoolOptions checked_pool_options(const PoolOptions& options, std::size_t most) {
-  if (!options.ordered) {
-    throw std::invalid_argument("BasicConsumerPool: ordered = false is not implemented yet");
-  }
   const std::size_t max = pool_max_consumers(options, most);
   if (options.min_consumers < 1 || options.min_consumers > max || max > most) {
     throw std::invalid_argument("BasicConsumerPool: need 1 <= min <= max <= 64 consumers");
@@ -2084,7 +2090,7 @@ struct PoolSample {
   double waits;            // the waits that ended in it, plus those still going at its end
   double idle_ns;          // consumer time spent parked in it, summed over consumers
   std::size_t consumers;   // consumer threads at its end
-  std::size_t open_lanes;  // producers not yet finished: in ordered mode, the most that help
+  std::size_t open_lanes;  // lanes of producers not yet finished: the most consumers that help
   double cpu_busy;         // the host's busy fraction in it; negative: unknown
   double events;           // events handled in it
 
@@ -2370,6 +2376,90 @@ class PoolCrew {
 
 }  // namespace detail
 
+// ---- hspc/pool_lane.hpp ----
+namespace detail {
+
+// PoolLane: what a BasicConsumerPool's consumers claim for a turn (see there): one tuned channel
+// of a producer's (PoolDeal deals its buffers over one lane, or over several when unordered), the
+// claim word that lets one consumer at a time take from it, the time its oldest untaken buffer was
+// handed over, and whether its end was seen.
+//
+// Layout: the channel object (read only after construction) and the consumers' words (claim, wait
+// stamp, finished: written per turn and per hand-off) each start a line of their own; the
+// producer's cursor, written per event, lives in PoolDeal, on a line of its own.
+template <class Channel>
+struct PoolLane {
+  PoolLane() = default;
+  PoolLane(const PoolLane&) = delete;
+  PoolLane& operator=(const PoolLane&) = delete;
+
+  // Unclaimed, and holding a published buffer or an end no consumer has seen yet. Any thread; a
+  // snapshot (a consumer still has to win the claim).
+  bool wanted() const noexcept {
+    return claimed.load(std::memory_order_relaxed) == 0 &&
+           !finished.load(std::memory_order_relaxed) && (channel.pending() || channel.ended());
+  }
+
+  // Acquire: the previous turn's use of the channel's consumer cursor happens before ours.
+  bool try_claim() noexcept {
+    std::uint32_t free = 0;
+    return claimed.compare_exchange_strong(free, 1, std::memory_order_acquire,
+                                           std::memory_order_relaxed);
+  }
+
+  // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
+  // fence orders the release before that look, against a parking consumer's look at the claim
+  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
+  // keeps the stamp its producer gave it during the turn (the controller may have counted that
+  // wait as going on already: restamping would take it back), else is stamped from now (its wait
+  // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs
+  // low, never high.
+  bool release() noexcept {
+    if (!channel.pending()) {
+      since_ns.store(0, std::memory_order_relaxed);
+    } else if (since_ns.load(std::memory_order_relaxed) == 0) {
+      since_ns.store(steady_now_ns(), std::memory_order_relaxed);
+    }
+    claimed.store(0, std::memory_order_release);
+    seq_cst_fence();
+    return wanted();
+  }
+
+  // The producer's hand-off: the clock is read only when no earlier buffer of this lane is
+  // waiting (its stamp stands).
+  void stamp() noexcept {
+    if (since_ns.load(std::memory_order_relaxed) != 0) return;
+    std::int64_t none = 0;
+    (void)since_ns.compare_exchange_strong(none, steady_now_ns(), std::memory_order_relaxed);
+  }
+
+  // A new producer's stream on a finished lane whose producer has left: the caller (one thread)
+  // holds the claim meanwhile, so no turn sees half of it, and the release that ends it orders it
+  // before the next turn. The channel goes on from its counters.
+  void reopen() noexcept {
+    while (!try_claim()) std::this_thread::yield();  // a turn that found it finished, ending
+    channel.reopen();
+    finished.store(false, std::memory_order_relaxed);
+    since_ns.store(0, std::memory_order_relaxed);
+    claimed.store(0, std::memory_order_release);
+  }
+
+  // Adds this lane's wait still going at `now` (its time so far, and one wait) to t.
+  void add_to(PoolTotals& t, std::int64_t now) const noexcept {
+    const std::int64_t since = since_ns.load(std::memory_order_relaxed);
+    if (since == 0 || now <= since) return;
+    t.waited_ns += static_cast<double>(now - since);
+    t.waiting += 1;
+  }
+
+  alignas(kCacheLineBytes) Channel channel;
+  alignas(kCacheLineBytes) std::atomic<std::uint32_t> claimed{0};
+  std::atomic<std::int64_t> since_ns{0};  // the oldest untaken hand-off's time; 0: none
+  std::atomic<bool> finished{false};      // closed and drained, counted by its deal once
+};
+
+}  // namespace detail
+
 // ---- hspc/pool_parking.hpp ----
 namespace detail {
 
@@ -2490,43 +2580,49 @@ class ParkingLot {
 
 }  // namespace detail
 
-// ---- hspc/pool_lane.hpp ----
+// ---- hspc/pool_deal.hpp ----
 namespace detail {
 
-// PoolLane: one producer's part of a BasicConsumerPool (see there): its tuned channel, the claim
-// word that lets one consumer at a time take from it, the time its oldest untaken buffer was
-// handed over, and the producer's handle.
+// PoolDeal: one producer's part of a BasicConsumerPool (see there): its lanes, each a tuned
+// channel that consumers claim for a turn, and the producer's handle, which deals whole buffers
+// over them round robin as BasicFanOut deals them over its consumers. Ordered, a deal has one
+// lane (one consumer at a time, push order); unordered, one per consumer the pool may run, so
+// that every consumer can take one of this producer's buffers at once.
 //
-// Layout: the channel object (read only after construction), the consumers' words (claim, wait
-// stamp, finished: written per turn and per hand-off) and the producer's cursor (written per
-// event) each start a line of their own, so no consumer reads a line the producer writes per
-// event.
+// A deal is finished once every lane's end was seen (each counted here once), and reusable once
+// its producer has also left close(): add_producer() then reopens it for a new producer.
+//
+// Layout: the lanes are one allocation (PoolLane's layout); the deal's counters, written once per
+// lane's end, and the producer's cursor, written per event, each on a line of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs, std::size_t MaxLatencyNs,
           std::size_t PrefetchBytes, bool HugePages>
-struct PoolLane {
+class PoolDeal {
+ public:
   // Every parameter of the tuned channel but the latency bound, which the producer keeps itself
   // (as BasicFanOut does) so that every hand-off goes through it.
   using Channel =
       BasicChannel<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, 0, PrefetchBytes, HugePages>;
+  using Lane = PoolLane<Channel>;
   using Lot = ParkingLot<WaiterFor<P>>;
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
 
-  // A producer's calls: those of its channel, plus what the pool needs at each hand-off (a wait
-  // stamp if none is pending, and a parked consumer woken if there is one).
+  // A producer's calls: those of a channel, on the lane whose turn it is, plus what the pool
+  // needs at each hand-off (the lane's wait stamp, a parked consumer woken if there is one).
   class Producer {
    public:
-    Producer(PoolLane& lane, Lot& lot) noexcept : lane_(lane), lot_(lot) {}
+    Producer(PoolDeal& deal, Lot& lot) noexcept : deal_(deal), lot_(lot) {}
     Producer(const Producer&) = delete;
     Producer& operator=(const Producer&) = delete;
 
-    // Appends one event; a full buffer goes to the pool. Blocks while every buffer is in use.
+    // Appends one event; a full buffer goes to the pool. Blocks while every buffer of the lane
+    // whose turn it is is in use.
     void push(const T& event) { emplace(event); }
 
     // push, constructing the event in place (T(args...), or T{args...} for aggregates).
     template <class... Args>
     void emplace(Args&&... args) {
-      Channel& ours = lane_.channel;
+      Channel& ours = *cursor_.current;
       if constexpr (MaxLatencyNs != 0) {
         if (cursor_.fill == 0) {
           first_of_buffer([&] {
@@ -2540,9 +2636,9 @@ struct PoolLane {
       pushed_one();
     }
 
-    // push, but false instead of blocking when every buffer is in use.
+    // push, but false instead of blocking (the event then goes nowhere: the deal skips no lane).
     [[nodiscard]] bool try_push(const T& event) {
-      Channel& ours = lane_.channel;
+      Channel& ours = *cursor_.current;
       if constexpr (MaxLatencyNs != 0) {
         if (cursor_.fill == 0) return first_of_buffer([&] { return ours.try_push(event); });
       }
@@ -2554,21 +2650,39 @@ struct PoolLane {
     // Hands a partly filled buffer to the pool now (nothing happens if it is empty).
     void flush() {
       if (cursor_.fill == 0) return;
-      lane_.channel.flush();
+      cursor_.current->flush();
       handed_over();
     }
 
-    // flush(), then end of stream: once its events are handled the producer counts as finished.
+    // flush(), then end of stream on every lane: once their events are handled the producer
+    // counts as finished. Its last act marks the deal left (reusable once finished).
     void close() {
-      lane_.channel.close();
-      handed_over();
+      for (std::size_t j = 0; j < deal_.count_; ++j) {
+        deal_.lanes_[j].channel.close();
+        deal_.lanes_[j].stamp();
+      }
+      cursor_.fill = 0;
+      lot_.notify_one();  // one is enough: a consumer looks over every lane before it parks
+      deal_.left_.store(true, std::memory_order_release);
     }
 
     // How often push/emplace found every buffer in use and had to wait (read by this producer's
     // thread, or by any once it has been joined).
-    std::uint64_t waits() const noexcept { return lane_.channel.producer_waits(); }
+    std::uint64_t waits() const noexcept {
+      std::uint64_t n = 0;
+      for (std::size_t j = 0; j < deal_.count_; ++j) n += deal_.lanes_[j].channel.producer_waits();
+      return n;
+    }
 
    private:
+    friend class PoolDeal;
+
+    // The first lane's turn, as a new producer starts.
+    void restart() noexcept {
+      cursor_ = Cursor();
+      cursor_.current = &deal_.lanes_[0].channel;
+    }
+
     // The channel hands a buffer over exactly when kEventsPerBuffer events were pushed since the
     // last hand-off, so counting here tells when one went (BasicFanOut relies on the same).
     void pushed_one() {
@@ -2581,110 +2695,253 @@ struct PoolLane {
     // With a bound: a buffer's first event, as BasicFanOut::first_of_buffer.
     template <class Push>
     bool first_of_buffer(Push push) {
-      const std::uint64_t waits = lane_.channel.producer_waits();
+      const std::uint64_t waits = cursor_.current->producer_waits();
       if (!push()) return false;
-      if (lane_.channel.producer_waits() != waits) cursor_.restart();
+      if (cursor_.current->producer_waits() != waits) cursor_.restart();
       cursor_.start();
       pushed_one();
       return true;
     }
 
-    // The clock is read only when no earlier buffer of this lane is waiting (its stamp stands).
+    // The buffer's lane stamped, a parked consumer woken; unordered, the next lane's turn.
     void handed_over() noexcept {
       cursor_.fill = 0;
-      if (lane_.since_ns.load(std::memory_order_relaxed) == 0) {
-        std::int64_t none = 0;
-        (void)lane_.since_ns.compare_exchange_strong(none, steady_now_ns(),
-                                                     std::memory_order_relaxed);
-      }
+      deal_.lanes_[cursor_.at].stamp();
       lot_.notify_one();
+      if (deal_.count_ > 1) {
+        cursor_.at = cursor_.at + 1 == deal_.count_ ? 0 : cursor_.at + 1;
+        cursor_.current = &deal_.lanes_[cursor_.at].channel;
+      }
     }
 
     struct Cursor : LatencyTimer<MaxLatencyNs> {
-      std::size_t fill = 0;  // events pushed since the last hand-off
+      Channel* current = nullptr;  // the channel of the lane whose turn it is
+      std::size_t at = 0;          // that lane's index
+      std::size_t fill = 0;        // events pushed since the last hand-off
     };
 
-    PoolLane& lane_;
+    PoolDeal& deal_;
     Lot& lot_;
     Cursor cursor_;
   };
 
-  explicit PoolLane(Lot& lot) : producer(*this, lot) {}
-
-  // Unclaimed, and holding a published buffer or an end no consumer has seen yet. Any thread; a
-  // snapshot (a consumer still has to win the claim).
-  bool wanted() const noexcept {
-    return claimed.load(std::memory_order_relaxed) == 0 &&
-           !finished.load(std::memory_order_relaxed) && (channel.pending() || channel.ended());
-  }
-
-  // Acquire: the previous turn's use of the channel's consumer cursor happens before ours.
-  bool try_claim() noexcept {
-    std::uint32_t free = 0;
-    return claimed.compare_exchange_strong(free, 1, std::memory_order_acquire,
-                                           std::memory_order_relaxed);
-  }
-
-  // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
-  // fence orders the release before that look, against a parking consumer's look at the claim
-  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
-  // keeps the stamp its producer gave it during the turn (the controller may have counted that
-  // wait as going on already: restamping would take it back), else is stamped from now (its wait
-  // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs
-  // low, never high.
-  bool release() noexcept {
-    if (!channel.pending()) {
-      since_ns.store(0, std::memory_order_relaxed);
-    } else if (since_ns.load(std::memory_order_relaxed) == 0) {
-      since_ns.store(steady_now_ns(), std::memory_order_relaxed);
+  PoolDeal(std::size_t lanes, Lot& lot)
+      : lanes_(allocate(lanes)), count_(lanes), producer(*this, lot) {
+    std::size_t built = 0;
+    try {
+      for (; built < lanes; ++built) ::new (static_cast<void*>(lanes_ + built)) Lane();
+    } catch (...) {
+      destroy(built);
+      throw;
     }
-    claimed.store(0, std::memory_order_release);
-    seq_cst_fence();
-    return wanted();
+    producer.restart();
+  }
+  ~PoolDeal() { destroy(count_); }
+  PoolDeal(const PoolDeal&) = delete;
+  PoolDeal& operator=(const PoolDeal&) = delete;
+
+  std::size_t lanes() const noexcept { return count_; }
+  Lane& lane(std::size_t j) const noexcept { return lanes_[j]; }
+
+  // A lane that is wanted now (PoolLane::wanted), looking from lane `from` on; nullptr if none.
+  Lane* wanted_lane(std::size_t from) const noexcept {
+    if (count_ == 1) return lanes_[0].wanted() ? lanes_ : nullptr;
+    for (std::size_t j = 0; j < count_; ++j) {
+      Lane* at = lanes_ + (from + j) % count_;
+      if (at->wanted()) return at;
+    }
+    return nullptr;
   }
 
-  // Adds this lane's wait still going at `now` (its time so far, and one wait) to t.
+  // The caller won a lane's finished flag: true once every lane's has been won (the producer is
+  // finished, and the caller counts it).
+  bool lane_finished() noexcept {
+    return ended_.fetch_add(1, std::memory_order_acq_rel) + 1 == count_;
+  }
+
+  // Finished, and its producer has left close(): the acquires order both before a reuse.
+  bool reusable() const noexcept {
+    return ended_.load(std::memory_order_acquire) == count_ &&
+           left_.load(std::memory_order_acquire);
+  }
+
+  // Its producer has left close() (its events may still be waiting).
+  bool left() const noexcept { return left_.load(std::memory_order_relaxed); }
+
+  // For a new producer (one thread, reusable() seen true): every lane reopened, from lane 0.
+  void reopen() noexcept {
+    for (std::size_t j = 0; j < count_; ++j) lanes_[j].reopen();
+    ended_.store(0, std::memory_order_relaxed);
+    left_.store(false, std::memory_order_relaxed);
+    producer.restart();
+  }
+
+  // Adds every lane's wait still going at `now` to t.
   void add_to(PoolTotals& t, std::int64_t now) const noexcept {
-    const std::int64_t since = since_ns.load(std::memory_order_relaxed);
-    if (since == 0 || now <= since) return;
-    t.waited_ns += static_cast<double>(now - since);
-    t.waiting += 1;
+    for (std::size_t j = 0; j < count_; ++j) lanes_[j].add_to(t, now);
   }
 
-  alignas(kCacheLineBytes) Channel channel;
-  alignas(kCacheLineBytes) std::atomic<std::uint32_t> claimed{0};
-  std::atomic<std::int64_t> since_ns{0};  // the oldest untaken hand-off's time; 0: none
-  std::atomic<bool> finished{false};      // closed and drained, counted by the pool once
+ private:
+  static Lane* allocate(std::size_t lanes) {
+    return static_cast<Lane*>(
+        ::operator new (lanes * sizeof(Lane), std::align_val_t{alignof(Lane)}));
+  }
+  void destroy(std::size_t built) noexcept {
+    for (std::size_t j = built; j > 0; --j) lanes_[j - 1].~Lane();
+    ::operator delete (lanes_, std::align_val_t{alignof(Lane)});
+  }
+
+  Lane* const lanes_;
+  const std::size_t count_;
+  alignas(kCacheLineBytes) std::atomic<std::size_t> ended_{0};  // lanes whose end was seen
+  std::atomic<bool> left_{false};                               // the producer left close()
+
+ public:
   alignas(kCacheLineBytes) Producer producer;
 };
 
 }  // namespace detail
 
+// ---- hspc/pool_roster.hpp ----
+namespace detail {
+
+// PoolRoster: a BasicConsumerPool's producers (a PoolDeal each) as its consumers see them: a fixed
+// array of deals, each published once and read by every consumer without a lock, and the reuse of
+// deals whose producers have finished and left, so that at most kMaxDeals are alive at once
+// however many come and go over the pool's life.
+template <class Deal>
+class PoolRoster {
+ public:
+  using Lane = typename Deal::Lane;
+  using Lot = typename Deal::Lot;
+  using Producer = typename Deal::Producer;
+  static constexpr std::size_t kMaxDeals = 256;
+
+  // A lane some consumer may take now, and its deal.
+  struct Found {
+    Deal* deal;
+    Lane* lane;
+  };
+
+  // Every deal gets `lanes` lanes (1: ordered).
+  PoolRoster(std::size_t lanes, Lot& lot) noexcept : lanes_(lanes), lot_(lot) {}
+  ~PoolRoster() {
+    for (std::size_t i = size(); i > 0; --i) delete deal(i - 1);
+  }
+  PoolRoster(const PoolRoster&) = delete;
+  PoolRoster& operator=(const PoolRoster&) = delete;
+
+  // Deals made so far: producers alive, and finished ones kept for reuse.
+  std::size_t size() const noexcept { return count_.load(std::memory_order_acquire); }
+  Deal* deal(std::size_t i) const noexcept { return deals_[i].load(std::memory_order_acquire); }
+
+  // A producer for a new thread (callers one at a time): the first reusable deal, reopened, or a
+  // new one, which consumers see from their next look. With all kMaxDeals made, it waits for a
+  // closed producer's events to be handled, and throws std::length_error if none has closed. A
+  // reuse leaves size() as it was.
+  Producer& add() {
+    const std::size_t n = size();
+    for (bool closed = true; closed; std::this_thread::yield()) {
+      closed = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        Deal* d = deal(i);
+        if (d->reusable()) {
+          d->reopen();
+          added_.fetch_add(1, std::memory_order_release);
+          return d->producer;
+        }
+        closed = closed || d->left();
+      }
+      if (n < kMaxDeals) break;
+    }
+    if (n == kMaxDeals) {
+      throw std::length_error("BasicConsumerPool: 256 producers alive at once already");
+    }
+    Deal* made = new Deal(lanes_, lot_);
+    deals_[n].store(made, std::memory_order_release);
+    count_.store(n + 1, std::memory_order_release);
+    added_.fetch_add(1, std::memory_order_release);
+    return made->producer;
+  }
+
+  // A producer finished (its deal's last lane end seen); true if every one added has.
+  bool finished_one() noexcept {
+    return finished_.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+           added_.load(std::memory_order_acquire);
+  }
+  // Every producer added so far has finished (add() callers excluded: under their lock).
+  bool all_finished() const noexcept {
+    return finished_.load(std::memory_order_acquire) == added_.load(std::memory_order_acquire);
+  }
+  // The lanes of producers not yet finished: the most consumers that can help (finished read
+  // first, so that the difference is never negative).
+  std::size_t open_lanes() const noexcept {
+    const std::size_t finished = finished_.load(std::memory_order_acquire);
+    return (added_.load(std::memory_order_acquire) - finished) * lanes_;
+  }
+
+  // The next wanted lane, round robin over the deals from deal `next` (which moves past it) and
+  // from lane `from` within each; {nullptr, nullptr} if there is none now.
+  Found find(std::size_t& next, std::size_t from) const noexcept {
+    const std::size_t n = size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t at = (next + i) % n;
+      Deal* d = deal(at);
+      if (Lane* wanted = d->wanted_lane(from)) {
+        next = at + 1;
+        return {d, wanted};
+      }
+    }
+    return {nullptr, nullptr};
+  }
+
+  // Adds every lane's wait still going at `now` to t.
+  void add_to(PoolTotals& t, std::int64_t now) const noexcept {
+    for (std::size_t i = size(); i > 0; --i) deal(i - 1)->add_to(t, now);
+  }
+
+ private:
+  const std::size_t lanes_;
+  Lot& lot_;
+  std::atomic<Deal*> deals_[kMaxDeals] = {};
+  std::atomic<std::size_t> count_{0};
+  std::atomic<std::size_t> added_{0};     // producers added, reuses included
+  std::atomic<std::size_t> finished_{0};  // producers finished
+};
+
+}  // namespace detail
+
 // ---- hspc/pool.hpp ----
-// BasicConsumerPool: N producer threads, each writing its own tuned channel, drained by a pool of
-// consumer threads that calls handler(event) for every event; a controller grows and shrinks the
-// pool at run time from what it measures (PoolController says how).
+// BasicConsumerPool: N producer threads, each writing tuned channels of its own, drained by a pool
+// of consumer threads that calls handler(event) for every event; a controller grows and shrinks
+// the pool at run time from what it measures (PoolController says how).
 //
-// Ordered mode (the only one so far): a consumer claims a producer's lane (a CAS), takes what is
-// published there (one turn: at most Buffers runs) and releases it. The claim's acquire and the
-// release's store pass the channel's consumer cursor on, so a lane has one consumer at a time.
-// Idle consumers park on the tuned primitive (ParkingLot); a producer wakes one per buffer
-// hand-off, only if one is parked, and so does a consumer leaving a lane with work in it (as Go's
-// last spinner does), so no published buffer waits for its producer's next hand-off.
+// A consumer claims a lane (one channel of a producer's: a CAS), takes what is published there
+// (one turn: at most Buffers runs) and releases it; the claim's acquire and the release's store
+// pass the channel's consumer cursor on, so a lane has one consumer at a time. Ordered (the
+// default), a producer has one lane. Unordered, it has one per consumer the pool may run (max)
+// and deals whole buffers over them round robin, as BasicFanOut does (PoolDeal), so that every
+// consumer can take one of its buffers at once. Idle consumers park on the tuned primitive
+// (ParkingLot); a producer wakes one per buffer hand-off, only if one is parked, and so does a
+// consumer leaving a lane with work in it (as Go's last spinner does), so no published buffer
+// waits for its producer's next hand-off (model/pool.pml, model/pool_unordered.pml).
 //
 // Preconditions
 // - T is trivially copyable; 1 <= min_consumers <= max_consumers (after 0 becomes the usable
-//   CPUs) <= 64; options.ordered (else the constructor throws std::invalid_argument).
+//   CPUs) <= 64 (else the constructor throws std::invalid_argument).
 // - One thread per producer calls its push, emplace, try_push, flush and close; nothing is pushed
-//   after close(). At most kMaxProducers producers in the pool's lifetime (add_producer throws
-//   std::length_error past it; a closed producer's lane is not reused).
+//   after close(), and a producer is not used once its close() has returned (add_producer may
+//   hand its place to another). At most kMaxProducers producers alive at once; one whose close()
+//   returned and whose events were all handled no longer counts. At the limit add_producer waits
+//   for a closed one's events to be handled, and throws std::length_error if none has closed.
 // - add_producer() is not called once wait() has been called; wait() from one thread.
 // - Before destruction every producer thread has left its last call.
 //
 // Guarantees
 // - Every event pushed before its producer's close() is handled exactly once by wait()'s return
-//   (unless the handler threw, below); one producer's events in push order, never two of them at
-//   once.
+//   (unless the handler threw, below). Ordered: one producer's events in push order, never two
+//   of them at once. Unordered: no order at all, within a producer or across; each buffer's
+//   events in push order by one consumer, and a producer's buffers by up to max at once.
 // - wait() returns once every producer (those added included) has closed and every event was
 //   handled; then the consumers and the controller have stopped. A producer that never closes:
 //   wait() never returns.
@@ -2695,32 +2952,39 @@ struct PoolLane {
 //   controller, without waiting for producers to close; events not yet handled are dropped.
 // - consumers() is the number of consumer threads running at the moment of the call;
 //   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
-//   grows, below the producers not yet finished (more cannot help in ordered mode).
+//   grows, below the lanes of producers not yet finished: ordered, the producers (more cannot
+//   help); unordered, max per producer, so max bounds it.
 // - Per event: a producer does what its channel does (no pool state); a consumer calls the
 //   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
 //   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
-//   and a fetch_or, a fence and a look over the lanes per park.
+//   and a fetch_or, a fence and a look over the lanes per park. Unordered adds the next lane's
+//   turn per hand-off, and costs max channels' memory per producer and max lanes per look.
+// - add_producer() reuses the first place (lanes, channels, producer) that no longer counts, so
+//   producers that come and go cost no memory past the most alive or draining at once.
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
-// Layout: each lane is its own allocation, its parts on separate lines (pool_lane.hpp); consumers'
-// counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
+// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_lane.hpp,
+// pool_deal.hpp); consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on
+// lines of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
 class BasicConsumerPool {
-  using Lane = detail::PoolLane<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, MaxLatencyNs,
+  using Deal = detail::PoolDeal<T, P, Buffers, BufferBytes, PaddingBytes, SpinNs, MaxLatencyNs,
                                 PrefetchBytes, HugePages>;
+  using Lane = typename Deal::Lane;
+  using Roster = detail::PoolRoster<Deal>;
 
  public:
-  using Channel = typename Lane::Channel;
-  using Producer = typename Lane::Producer;
+  using Channel = typename Deal::Channel;
+  using Producer = typename Deal::Producer;
   using value_type = T;
   using Handler = std::function<void(const T&)>;
 
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
-  static constexpr std::size_t kMaxProducers = 256;
+  static constexpr std::size_t kMaxProducers = Roster::kMaxDeals;  // alive at once
   static constexpr std::size_t kMaxConsumers = detail::kMaxPoolConsumers;
 
   BasicConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
@@ -2728,7 +2992,8 @@ class BasicConsumerPool {
         max_(detail::pool_max_consumers(options, kMaxConsumers)),
         handler_(std::move(handler)),
         lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
-        crew_(max_) {
+        crew_(max_),
+        roster_(options_.ordered ? 1 : max_, lot_) {
     const std::size_t start =
         options.start_consumers == 0 ? options.min_consumers : options.start_consumers;
     try {
@@ -2739,15 +3004,11 @@ class BasicConsumerPool {
       controller_ = std::thread([this] { control(); });
     } catch (...) {
       stop_consumers();
-      delete_lanes();
       throw;
     }
   }
 
-  ~BasicConsumerPool() {
-    stop();
-    delete_lanes();
-  }
+  ~BasicConsumerPool() { stop(); }
 
   BasicConsumerPool(const BasicConsumerPool&) = delete;
   BasicConsumerPool& operator=(const BasicConsumerPool&) = delete;
@@ -2755,31 +3016,25 @@ class BasicConsumerPool {
   // Producer i (i < producers()): one thread's push, emplace, try_push, flush and close.
   Producer& producer(std::size_t i) {
     if (i >= producers()) throw std::out_of_range("BasicConsumerPool: no such producer");
-    return lane(i)->producer;
+    return roster_.deal(i)->producer;
   }
 
-  // A producer that joins now; consumers see its lane from their next look.
+  // A producer that joins now: a finished one's place reused, or a new one that consumers see
+  // from their next look.
   Producer& add_producer() {
-    const std::lock_guard<std::mutex> lock(done_mutex_);
-    const std::size_t i = lane_count_.load(std::memory_order_relaxed);
-    if (i == kMaxProducers) throw std::length_error("BasicConsumerPool: too many producers");
-    Lane* added = new Lane(lot_);
-    lanes_[i].store(added, std::memory_order_release);
-    lane_count_.store(i + 1, std::memory_order_release);
-    return added->producer;
+    const std::lock_guard<std::mutex> lock(add_mutex_);  // not done_mutex_: add() may wait
+    return roster_.add();
   }
 
-  std::size_t producers() const noexcept { return lane_count_.load(std::memory_order_acquire); }
+  // The producers' places: those alive, and finished ones kept for reuse.
+  std::size_t producers() const noexcept { return roster_.size(); }
 
   // Blocks until every producer has closed and every event was handled, stops the pool, and
   // rethrows the first exception a handler threw (once).
   void wait() {
     {
       std::unique_lock<std::mutex> lock(done_mutex_);
-      done_cv_.wait(lock, [&] {
-        return finished_.load(std::memory_order_acquire) ==
-               lane_count_.load(std::memory_order_relaxed);
-      });
+      done_cv_.wait(lock, [&] { return roster_.all_finished(); });
     }
     stop();
     handler_.rethrow();
@@ -2797,22 +3052,19 @@ class BasicConsumerPool {
   using Worker = detail::PoolCrew::Worker;
   using Totals = detail::PoolTotals;
 
-  void delete_lanes() noexcept {
-    for (std::size_t i = producers(); i > 0; --i) delete lane(i - 1);
-  }
-  Lane* lane(std::size_t i) const noexcept { return lanes_[i].load(std::memory_order_acquire); }
-
   // ---- consumers ----
 
   void run_consumer(std::size_t k) {
     Worker& w = crew_.worker(k);
-    std::size_t next = k;  // where its round robin over the lanes starts
+    std::size_t next = k;  // where its round robin over the producers starts
     const auto work = [&] {
-      return w.retiring() || stop_.load(std::memory_order_acquire) || find_lane(next) != nullptr;
+      return w.retiring() || stop_.load(std::memory_order_acquire) ||
+             roster_.find(next, k).lane != nullptr;
     };
     while (!w.retiring() && !stop_.load(std::memory_order_acquire)) {
-      if (Lane* found = find_lane(next)) {
-        if (found->try_claim()) serve(w, *found);
+      const typename Roster::Found found = roster_.find(next, k);
+      if (found.lane != nullptr) {
+        if (found.lane->try_claim()) serve(w, *found.deal, *found.lane);
         continue;
       }
       Worker::add(w.idle_ns, static_cast<std::uint64_t>(lot_.park(k, work, w.parked_since)));
@@ -2820,37 +3072,25 @@ class BasicConsumerPool {
     crew_.left();
   }
 
-  // The next lane from `next` on (round robin) that is unclaimed with work or an unseen end.
-  Lane* find_lane(std::size_t& next) const noexcept {
-    const std::size_t n = producers();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t at = (next + i) % n;
-      if (lane(at)->wanted()) {
-        next = at + 1;
-        return lane(at);
-      }
-    }
-    return nullptr;
-  }
-
   // One turn on a claimed lane: its buffer's wait counted, up to Buffers runs handled (so other
   // lanes get their turns), its end noted, then released, waking a parked consumer if work stays.
-  void serve(Worker& w, Lane& turn) {
+  void serve(Worker& w, Deal& deal, Lane& turn) {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
     const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
-    if (turn.channel.ended() && !turn.finished.exchange(true, std::memory_order_acq_rel)) {
-      finished_one();
-    }
+    const bool finished = turn.channel.ended() &&
+                          !turn.finished.exchange(true, std::memory_order_acq_rel) &&
+                          deal.lane_finished();
     if (turn.release()) lot_.notify_one();
+    if (finished) finished_one();  // after the release: add_producer may wait for the claim
   }
 
   void finished_one() {
-    const std::size_t done = finished_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    const bool all = roster_.finished_one();
     const std::lock_guard<std::mutex> lock(done_mutex_);
-    if (done == lane_count_.load(std::memory_order_relaxed)) done_cv_.notify_all();
+    if (all) done_cv_.notify_all();
   }
 
   // ---- the controller ----
@@ -2874,7 +3114,7 @@ class BasicConsumerPool {
       lock.unlock();
       const std::int64_t now = detail::steady_now_ns();
       const Totals t = totals(now);
-      const std::size_t open = producers() - finished_.load(std::memory_order_acquire);
+      const std::size_t open = roster_.open_lanes();
       const detail::PoolSample sample = detail::PoolSample::between(
           last, t, static_cast<double>(now - last_ns), crew_.running(), open, cpu.sample());
       last = t;
@@ -2896,7 +3136,7 @@ class BasicConsumerPool {
   Totals totals(std::int64_t now) const noexcept {
     Totals t;
     crew_.add_to(t, now);
-    for (std::size_t i = producers(); i > 0; --i) lane(i - 1)->add_to(t, now);
+    roster_.add_to(t, now);
     return t;
   }
 
@@ -2922,11 +3162,10 @@ class BasicConsumerPool {
   detail::PoolHandler<T> handler_;
   detail::ParkingLot<WaiterFor<P>> lot_;
   detail::PoolCrew crew_;
-  std::atomic<Lane*> lanes_[kMaxProducers] = {};
-  std::atomic<std::size_t> lane_count_{0};
-  std::atomic<std::size_t> finished_{0};
+  Roster roster_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> grown_{0}, shrunk_{0}, intervals_{0};
+  std::mutex add_mutex_;
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
   std::mutex control_mutex_;
@@ -2991,15 +3230,18 @@ using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer
 
 // Many producers drained by a pool of consumer threads that grows and shrinks at run time: each
 // producer writes its own channel tuned as above, and the pool calls handler(event) for every
-// event, one producer's events in push order (see BasicConsumerPool for every guarantee).
+// event exactly once, one producer's events in push order (see BasicConsumerPool for every
+// guarantee).
 //   golden::ConsumerPool<Event> pool(producers, [](const Event& e) { handle(e); });
 //   auto& in = pool.producer(i);   // one thread each: push, emplace, try_push, flush, close
 //   pool.wait();                   // every producer closed, every event handled; pool stopped
 //   pool.consumers();              // consumer threads running now
-//   auto& late = pool.add_producer();
+//   auto& late = pool.add_producer();  // takes a closed, drained producer's place if there is one
 // A third argument, PoolOptions{min_consumers, max_consumers (0: the usable CPUs), ordered},
-// sets its limits (and the controller's parameters: see PoolOptions). Unless start_consumers is
-// given it starts at kConsumers, the recommendation, within [min_consumers, max_consumers].
+// sets its limits (and the controller's parameters: see PoolOptions). ordered = false: each
+// producer deals whole buffers over max_consumers channels and any free consumer takes any, in
+// no order, so a blocking handler can use more consumers than producers. Unless start_consumers
+// is given it starts at kConsumers, the recommendation, within [min_consumers, max_consumers].
 template <class T>
 class ConsumerPool
     : public BasicConsumerPool<T, kTuning.primitive, kTuning.buffers, kTuning.buffer_bytes,

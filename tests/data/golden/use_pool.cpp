@@ -1,6 +1,7 @@
 // Uses every call of a generated header's ConsumerPool, so that compiling it with -Werror under
 // g++ and clang++ checks the pool's part of the header, and running it checks the pool end to
-// end: three producers (one added late), every event handled once and each producer's in order.
+// end: three producers (one added late), every event handled once and each producer's in order;
+// then unordered, two producers, every event handled once.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -43,15 +44,28 @@ int main() {
     }
     in.close();
   };
+  auto& late = pool.add_producer();  // before any producer closes: a new place
   for (std::uint32_t id = 0; id + 1 < kProducers; ++id) {
     producers.emplace_back([&, id] { produce(id, pool.producer(id)); });
   }
-  auto& late = pool.add_producer();
   producers.emplace_back([&] { produce(kProducers - 1, late); });
   for (auto& t : producers) t.join();
   pool.wait();
   bool all = ok.load() && running >= 1 && pool.producers() == kProducers;
   for (std::uint32_t n : next) all = all && n == kEvents;
+  // Unordered: any consumer takes any buffer, so a flag per event, set once.
+  std::vector<std::atomic<std::uint8_t>> seen(2 * kEvents);
+  for (auto& flag : seen) flag.store(0);
+  ch::ConsumerPool<Event> any(
+      2, [&](const Event& e) { seen[e.producer * kEvents + e.seq].fetch_add(1); },
+      ch::PoolOptions{1, 3, false});
+  producers.clear();
+  for (std::uint32_t id = 0; id < 2; ++id) {
+    producers.emplace_back([&, id] { produce(id, any.producer(id)); });
+  }
+  for (auto& t : producers) t.join();
+  any.wait();
+  for (const auto& flag : seen) all = all && flag.load() == 1;
   const ch::PoolAdjustments moved = pool.adjustments();
   std::printf(
       "%s: %u events from each of %zu producers, %zu consumers at the start, grown %llu, "

@@ -8,6 +8,10 @@ Every Python thread is profiled, each through a channel and consumer of its own:
 covers the threads running then and, through threading.setprofile, those started later. The
 threads' profiles are summed, as pstats.Stats.add would sum one cProfile per thread. In a
 forked child, a profiler enabled at fork is off: the consumers stayed in the parent.
+
+Beside cProfile's totals the consumers keep every distinct stack with its exact times
+(`Profile.stacks()`), written as collapsed stacks, speedscope JSON or a flame graph
+(`Profile.dump(file, format)`, hspcprof.stacks, hspcprof.flame).
 """
 
 from __future__ import annotations
@@ -16,12 +20,20 @@ import cProfile
 import marshal
 import os
 from collections.abc import Callable
+from pathlib import Path
 from types import CodeType, TracebackType
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
+from hspcprof import flame
+from hspcprof import stacks as stacks_out
 from hspcprof._core import Profiler, _after_fork_in_child, channel_info, clock_info
+from hspcprof.stacks import Stack
 
-__all__ = ["Profile", "channel_info", "clock_info", "run", "runctx"]
+__all__ = ["FORMATS", "Profile", "Stack", "channel_info", "clock_info", "run", "runctx"]
+
+# What dump() writes: pstats' marshal file (cProfile's -o), collapsed stacks, speedscope JSON,
+# or an SVG flame graph.
+FORMATS = ("pstats", "collapsed", "speedscope", "flamegraph")
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
@@ -80,6 +92,30 @@ class Profile(Profiler):
         with open(file, "wb") as f:  # noqa: PTH123 - cProfile's signature: a plain file name
             marshal.dump(self.stats, f)
 
+    def stacks(self) -> list[Stack]:
+        """Every distinct stack with its exact calls, total and own time (disables first)."""
+        self.disable()
+        return stacks_out.from_tree(self._getstacks())
+
+    def dump(self, file: str, format: str = "pstats", name: str = "hspcprof") -> None:
+        """Writes the profile in one of FORMATS; `name` titles the speedscope profile and the
+        flame graph."""
+        if format == "pstats":
+            self.dump_stats(file)
+            return
+        found = self.stacks()
+        if format == "collapsed":
+            text = stacks_out.collapsed(found)
+        elif format == "speedscope":
+            text = stacks_out.speedscope_text(found, name)
+        elif format == "flamegraph":
+            text = flame.svg(found, name)
+        else:
+            raise ValueError(
+                f"hspcprof: format must be one of {', '.join(FORMATS)}, not {format!r}"
+            )
+        Path(file).write_text(text, encoding="utf-8")
+
     def run(self, cmd: str) -> Profile:
         import __main__  # noqa: PLC0415
 
@@ -136,17 +172,26 @@ def runctx(
     sort: str | int = -1,
     *,
     builtins: bool = True,
+    format: str = "pstats",
+    name: str = "hspcprof",
 ) -> None:
-    """`cProfile.runctx`: as run(), in the namespaces given."""
+    """`cProfile.runctx`: as run(), in the namespaces given; the file in `format` (FORMATS),
+    `name` its title."""
     profile = Profile(builtins=builtins)
     try:
         profile.runctx(statement, globals, locals)
     finally:
-        _report(profile, filename, sort)
+        _report(profile, filename, sort, format, name)
 
 
-def _report(profile: Profile, filename: str | None, sort: str | int) -> None:
+def _report(
+    profile: Profile,
+    filename: str | None,
+    sort: str | int,
+    format: str = "pstats",
+    name: str = "hspcprof",
+) -> None:
     if filename is not None:
-        profile.dump_stats(filename)
+        profile.dump(filename, format, name)
     else:
         profile.print_stats(sort)

@@ -4,12 +4,16 @@
 // per-function totals and the caller -> callee edges (aggregate.hpp, session.hpp). Names are
 // resolved under the GIL when stats are taken, and the threads' profiles are summed then.
 //
-// enable() installs the hook on every thread of the interpreter and, through
-// threading.setprofile, on each thread started later: every Python thread gets its own session,
-// so each channel has exactly one producer. disable() closes them all.
+// The producer: on CPython 3.11, enable() installs the hook on every thread of the interpreter
+// and, through threading.setprofile, on each thread started later (or, for builtins=False, takes
+// the frame evaluation function, frames.hpp); from 3.12 on, sys.monitoring's callbacks
+// (monitoring.hpp). Either way every Python thread gets its own session, so each channel has
+// exactly one producer. disable() closes them all.
 
 #include "fork.hpp"
 #include "frames.hpp"
+#include "here.hpp"
+#include "monitoring.hpp"
 #include "stats.hpp"
 #include "threads.hpp"
 
@@ -20,18 +24,21 @@
 
 namespace {
 
-using hspcprof::attach;
 using hspcprof::detach;
 using hspcprof::g_clock;
 using hspcprof::g_thread_type;
-using hspcprof::hook_for;
 using hspcprof::impl_of;
 using hspcprof::Mode;
+using hspcprof::Producer;
 using hspcprof::Profiler;
 using hspcprof::ProfilerObject;
 using hspcprof::reap;
 using hspcprof::Ref;
 using hspcprof::ThreadObject;
+
+#if HSPCPROF_HOOK
+using hspcprof::attach;
+using hspcprof::hook_for;
 using hspcprof::uninstall_hooks;
 
 // threading.setprofile(self._thread_started), keeping what was there; or back to it.
@@ -53,6 +60,25 @@ bool stop_following_new_threads(Profiler& p) {
   return threading && Ref(PyObject_CallMethod(threading.get(), "setprofile", "O", previous.get()));
 }
 
+// The hook on every thread running now, and on each started later.
+bool enable_hooks(PyObject* self, Profiler& p) {
+  if (!follow_new_threads(self, p)) return false;
+  p.enabled = true;
+  hspcprof::fork::enabled(self);
+  PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
+  for (; ts != nullptr; ts = PyThreadState_Next(ts)) {
+    if (attach(self, ts) == nullptr) return false;
+  }
+  return true;
+}
+
+bool disable_hooks(Profiler& p, std::int64_t now) {
+  while (!p.threads.empty()) detach(*p.threads.back(), now);
+  const bool uninstalled = uninstall_hooks(p);
+  return stop_following_new_threads(p) && uninstalled;
+}
+#endif
+
 // Every thread's session closes, the consumers drain and the profiles are summed.
 PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
@@ -60,44 +86,65 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
   const std::int64_t now = g_clock->now();
   p.enabled = false;
   hspcprof::fork::disabled(self);
-  if (p.frames) {
-    hspcprof::frames::disable(p, now);
-    reap(p, true);
-    Py_RETURN_NONE;
+  bool ok = true;
+  switch (p.producer) {
+    case Producer::kFrames:
+      hspcprof::frames::disable(p, now);
+      break;
+    case Producer::kMonitoring:
+      ok = hspcprof::monitoring::disable(p, now);
+      break;
+    case Producer::kSetprofile:
+#if HSPCPROF_HOOK
+      ok = disable_hooks(p, now);
+#endif
+      break;
   }
-  while (!p.threads.empty()) detach(*p.threads.back(), now);
-  const bool uninstalled = uninstall_hooks(p);
   reap(p, true);
-  if (!stop_following_new_threads(p) || !uninstalled) return nullptr;
+  if (!ok) return nullptr;
   Py_RETURN_NONE;
+}
+
+// The producer this version has: sys.monitoring from 3.12, else the frame function when free
+// and no C function is asked for, else the hook.
+bool enable_producer(PyObject* self, Profiler& p) {
+  if (HSPCPROF_MONITORING) {
+    p.producer = Producer::kMonitoring;
+    if (!hspcprof::monitoring::enable(self)) return false;
+    p.enabled = true;
+    hspcprof::fork::enabled(self);
+    return true;
+  }
+  if (!p.builtins && hspcprof::frames::available()) {
+    p.producer = Producer::kFrames;
+    p.enabled = true;
+    hspcprof::fork::enabled(self);
+    hspcprof::frames::enable(self);
+    return true;
+  }
+  p.producer = Producer::kSetprofile;
+#if HSPCPROF_HOOK
+  return enable_hooks(self, p);
+#else
+  return false;
+#endif
 }
 
 PyObject* profiler_enable(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
   if (p.enabled) Py_RETURN_NONE;
-  p.frames = !p.builtins && hspcprof::frames::available();
-  if (p.frames) {
-    p.enabled = true;
-    hspcprof::fork::enabled(self);
-    hspcprof::frames::enable(self);
-    Py_RETURN_NONE;
+  p.seconds_per_tick = 0;
+  if (enable_producer(self, p)) Py_RETURN_NONE;
+  if (p.enabled) {  // part-way: what was installed comes off, the error stays
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    Ref(profiler_disable(self, nullptr));
+    PyErr_Restore(type, value, traceback);
   }
-  if (!follow_new_threads(self, p)) return nullptr;
-  p.enabled = true;
-  hspcprof::fork::enabled(self);
-  PyThreadState* ts = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
-  for (; ts != nullptr; ts = PyThreadState_Next(ts)) {
-    if (attach(self, ts) == nullptr) {
-      PyObject *type, *value, *traceback;
-      PyErr_Fetch(&type, &value, &traceback);
-      Ref(profiler_disable(self, nullptr));
-      PyErr_Restore(type, value, traceback);
-      return nullptr;
-    }
-  }
-  Py_RETURN_NONE;
+  return nullptr;
 }
 
+#if HSPCPROF_HOOK
 int what_of(PyObject* event) {
   const char* name = PyUnicode_Check(event) ? PyUnicode_AsUTF8(event) : nullptr;
   if (name == nullptr) return -1;
@@ -128,6 +175,7 @@ PyObject* profiler_thread_started(PyObject* self, PyObject* const* args, Py_ssiz
   }
   Py_RETURN_NONE;
 }
+#endif
 
 void release_objects(Profiler& p) {
   p.objects.for_each_value([](void* obj) { Py_DECREF(static_cast<PyObject*>(obj)); });
@@ -150,10 +198,23 @@ PyObject* profiler_clear(PyObject* self, PyObject* /*unused*/) {
   Py_RETURN_NONE;
 }
 
+// One rate for every view of a profile between two enables: the TSC's rate is refined at each
+// reading, and the stacks' own times must sum to the stats' own times exactly.
+double seconds_per_tick(Profiler& p) {
+  if (p.seconds_per_tick == 0) p.seconds_per_tick = 1.0 / g_clock->ticks_per_second();
+  return p.seconds_per_tick;
+}
+
 PyObject* profiler_getstats(PyObject* self, PyObject* /*unused*/) {
   Profiler& p = impl_of(self);
   if (refuse_while_enabled(p, "taking stats")) return nullptr;
-  return hspcprof::stats_list(p.objects, p.merged, 1.0 / g_clock->ticks_per_second());
+  return hspcprof::stats_list(p.objects, p.merged, seconds_per_tick(p));
+}
+
+PyObject* profiler_getstacks(PyObject* self, PyObject* /*unused*/) {
+  Profiler& p = impl_of(self);
+  if (refuse_while_enabled(p, "taking stacks")) return nullptr;
+  return hspcprof::stacks_list(p.objects, p.merged, seconds_per_tick(p));
 }
 
 PyObject* profiler_stalls(PyObject* self, void* /*closure*/) {
@@ -170,8 +231,10 @@ PyObject* profiler_consumer_cpu(PyObject* self, void* /*closure*/) {
 
 constexpr const char* kModes[] = {"null", "empty", "channel", "inline"};
 
+constexpr const char* kProducers[] = {"setprofile", "frames", "monitoring"};
+
 PyObject* profiler_producer(PyObject* self, void* /*closure*/) {
-  return PyUnicode_FromString(impl_of(self).frames ? "frames" : "setprofile");
+  return PyUnicode_FromString(kProducers[static_cast<int>(impl_of(self).producer)]);
 }
 
 PyObject* profiler_mode(PyObject* self, void* /*closure*/) {
@@ -203,20 +266,29 @@ PyObject* profiler_new(PyTypeObject* type, PyObject* /*args*/, PyObject* /*kwds*
 }
 
 int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
-  static const char* keywords[] = {"builtins", "mode", nullptr};
+  static const char* keywords[] = {"builtins", "mode", "stack_nodes", nullptr};
   int builtins = 1;
   const char* mode = "channel";
-  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$ps", const_cast<char**>(keywords), &builtins,
-                                   &mode)) {
+  Py_ssize_t stack_nodes = hspcprof::StackTree::kDefaultNodes;
+  if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$psn", const_cast<char**>(keywords), &builtins,
+                                   &mode, &stack_nodes)) {
     return -1;
   }
   Profiler& p = impl_of(self);
   if (refuse_while_enabled(p, "changing its mode")) return -1;
+  if (stack_nodes < 0 || stack_nodes > 0x7fffffff) {
+    PyErr_Format(PyExc_ValueError, "hspcprof: stack_nodes must be 0 to 2**31 - 1, not %zd",
+                 stack_nodes);
+    return -1;
+  }
+  p.stack_nodes = static_cast<std::size_t>(stack_nodes);
+  p.merged = hspcprof::Aggregator(p.stack_nodes);
   p.builtins = builtins != 0;
   return parse_mode(mode, p.mode) ? 0 : -1;
 }
 
-// Each hook holds a reference to the profiler, so every session is closed by now; the last
+// Each hook (or the frame function, or the callbacks) holds a reference to the profiler, so every
+// session is closed by now; the last
 // consumers may still be draining.
 void profiler_dealloc(PyObject* self) {
   Profiler* p = reinterpret_cast<ProfilerObject*>(self)->impl;
@@ -240,9 +312,13 @@ PyMethodDef profiler_methods[] = {
     {"clear", profiler_clear, METH_NOARGS, "Forget every count and release the functions."},
     {"_getstats", profiler_getstats, METH_NOARGS,
      "[((label, calls, reccalls, totaltime, inlinetime), [callee tuples])] by key."},
+    {"_getstacks", profiler_getstacks, METH_NOARGS,
+     "[(parent, label, calls, totaltime, owntime)]: the calling-context tree, parents first."},
+#if HSPCPROF_HOOK
     {"_thread_started",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(profiler_thread_started)),
      METH_FASTCALL, "threading.setprofile's hook: profiles the new thread."},
+#endif
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -254,8 +330,9 @@ PyGetSetDef profiler_getset[] = {
      "CPU seconds the consumer threads took (mode channel).", nullptr},
     {"mode", profiler_mode, nullptr, "null, empty, channel or inline.", nullptr},
     {"producer", profiler_producer, nullptr,
-     "What feeds the channels: 'frames' (builtins=False on CPython 3.11: the frame evaluation "
-     "function) or 'setprofile' (a profile hook per thread).",
+     "What feeds the channels: 'monitoring' (CPython 3.12 on: sys.monitoring's callbacks), "
+     "'frames' (builtins=False on CPython 3.11: the frame evaluation function) or 'setprofile' "
+     "(a profile hook per thread, 3.11).",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
@@ -273,7 +350,7 @@ PyType_Slot profiler_slots[] = {
 
 void thread_dealloc(PyObject* obj) {
   auto* t = reinterpret_cast<ThreadObject*>(obj);
-  hspcprof::frames::forget(t->session);
+  hspcprof::here::forget(t->session);
   detach(*t, g_clock->now());
   PyObject* profiler = t->profiler;
   PyTypeObject* type = Py_TYPE(obj);
@@ -322,12 +399,16 @@ PyObject* after_fork_in_child(PyObject* /*module*/, PyObject* /*unused*/) {
     const Ref self(Py_NewRef(forked.back()));  // its last hook may hold the last reference
     forked.pop_back();
     Profiler& p = impl_of(self.get());
-    if (p.frames) {
-      hspcprof::frames::disable(p, 0);
-      continue;
+    bool ok = true;
+    if (p.producer == Producer::kFrames) hspcprof::frames::disable(p, 0);
+    if (p.producer == Producer::kMonitoring) ok = hspcprof::monitoring::disable(p, 0);
+#if HSPCPROF_HOOK
+    if (p.producer == Producer::kSetprofile) {
+      const bool restored = stop_following_new_threads(p);
+      ok = uninstall_hooks(p) && restored;
     }
-    const bool restored = stop_following_new_threads(p);
-    if (!uninstall_hooks(p) || !restored) PyErr_WriteUnraisable(self.get());
+#endif
+    if (!ok) PyErr_WriteUnraisable(self.get());
   }
   Py_RETURN_NONE;
 }

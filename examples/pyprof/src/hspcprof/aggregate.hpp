@@ -2,8 +2,11 @@
 // from the event stream instead, on the consumer thread. It touches no Python object: a function
 // is only its key (a code object's or a PyMethodDef's address), resolved to a name later, under
 // the GIL. The arithmetic follows _lsprof (CPython 3.11, Modules/_lsprof.c) step by step, since
-// the counts must equal cProfile's exactly, quirks included.
+// the counts must equal cProfile's exactly, quirks included. Beside the functions it keeps the
+// calling-context tree (stacks.hpp): the same calls, charged to the stack they ran on.
 #pragma once
+
+#include "stacks.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -43,6 +46,8 @@ struct Entry : Totals {
 
 class Aggregator {
  public:
+  explicit Aggregator(std::size_t stack_nodes = StackTree::kDefaultNodes) : stacks_(stack_nodes) {}
+
   void apply(const Event& e) {
     const std::uintptr_t key = e.word & ~std::uintptr_t{1};
     if ((e.word & 1) == kEnter) {
@@ -64,6 +69,7 @@ class Aggregator {
   void clear() {
     stack_.clear();
     entries_.clear();
+    stacks_.clear();
   }
 
   // Adds another thread's finished profile, as pstats.Stats.add sums one profile into another.
@@ -74,10 +80,12 @@ class Aggregator {
       add(mine, theirs);
       for (const auto& [callee, edge] : theirs.callees) add(mine.callees[callee], edge);
     }
+    stacks_.absorb(other.stacks_);
   }
 
   bool idle() const noexcept { return stack_.empty(); }
   const std::unordered_map<std::uintptr_t, Entry>& entries() const noexcept { return entries_; }
+  const StackTree& stacks() const noexcept { return stacks_; }
 
  private:
   struct Context {
@@ -85,6 +93,7 @@ class Aggregator {
     Totals* edge;  // the caller's edge to entry, null at the top of the stack
     std::int64_t start;
     std::int64_t callees_total;  // subt
+    std::uint32_t node;          // the stack it runs on, in stacks_
   };
 
   // initContext: references into unordered_map nodes stay valid as the maps grow.
@@ -93,11 +102,13 @@ class Aggregator {
     entry.key = key;
     ++entry.depth;
     Totals* edge = nullptr;
+    std::uint32_t parent = StackTree::kRoot;
     if (!stack_.empty()) {
       edge = &stack_.back().entry->callees[key];
       ++edge->depth;
+      parent = stack_.back().node;
     }
-    stack_.push_back(Context{&entry, edge, now, 0});
+    stack_.push_back(Context{&entry, edge, now, 0, stacks_.enter(parent, key)});
   }
 
   // ptrace_leave_call: a return with no open call is ignored; a return naming a function with no
@@ -112,6 +123,7 @@ class Aggregator {
     }
     const auto found = entries_.find(key);
     if (found == entries_.end()) {
+      stacks_.drop(top.node);
       stack_.pop_back();
     } else {
       stop(now, found->second);
@@ -131,6 +143,7 @@ class Aggregator {
     }
     charge(entry, total, inline_);
     if (edge != nullptr) charge(*edge, total, inline_);
+    stacks_.leave(top.node, total, inline_);
   }
 
   static Totals* find_edge(Entry& caller, std::uintptr_t key) {
@@ -157,6 +170,7 @@ class Aggregator {
 
   std::unordered_map<std::uintptr_t, Entry> entries_;
   std::vector<Context> stack_;
+  StackTree stacks_;
 };
 
 }  // namespace hspcprof

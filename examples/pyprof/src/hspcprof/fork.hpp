@@ -6,7 +6,7 @@
 // Python runs again (os.register_at_fork), after_in_child() takes the hooks off.
 #pragma once
 
-#include "frames.hpp"
+#include "here.hpp"
 #include "threads.hpp"
 
 #include <algorithm>
@@ -40,7 +40,7 @@ inline void make_inert() {
     p.sessions.clear();
     p.enabled = false;
   }
-  frames::make_inert();
+  here::make_inert();
   g_forked.insert(g_forked.end(), g_enabled.begin(), g_enabled.end());  // a fork before the last
   g_enabled.clear();                                                    // child's hooks came off
 }

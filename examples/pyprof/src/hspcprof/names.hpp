@@ -27,7 +27,7 @@ inline PyObject* module_function_name(PyCFunctionObject* fn) {
     modname.reset(PyModule_GetNameObject(mod));
     if (!modname) PyErr_Clear();
   }
-  if (modname && !_PyUnicode_EqualToASCIIString(modname.get(), "builtins")) {
+  if (modname && PyUnicode_CompareWithASCIIString(modname.get(), "builtins") != 0) {
     return PyUnicode_FromFormat("<%U.%s>", modname.get(), fn->m_ml->ml_name);
   }
   return PyUnicode_FromFormat("<%s>", fn->m_ml->ml_name);

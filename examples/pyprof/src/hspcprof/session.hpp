@@ -25,8 +25,10 @@ enum class Mode { kNull, kEmpty, kChannel, kInline };
 
 class Session {
  public:
-  // Starts the consumer thread in Mode::kChannel; throws what std::thread throws.
-  explicit Session(Mode mode) {
+  // Starts the consumer thread in Mode::kChannel; throws what std::thread throws. The
+  // calling-context tree keeps at most about stack_nodes stacks (stacks.hpp).
+  explicit Session(Mode mode, std::size_t stack_nodes = StackTree::kDefaultNodes)
+      : aggregate_(stack_nodes) {
     if (mode == Mode::kEmpty) sink_.resize(pyprof::kTuning.buffer_bytes / sizeof(Event));
     if (mode == Mode::kChannel) {
       channel_ = std::make_unique<pyprof::Channel<Event>>();

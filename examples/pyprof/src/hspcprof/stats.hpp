@@ -8,6 +8,7 @@
 #include "names.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +54,29 @@ inline PyObject* stats_list(const KeySet& labels, const Aggregator& profile, dou
   for (const std::uintptr_t key : sorted_keys(profile.entries())) {
     const Ref entry(entry_tuple(labels, profile.entries().at(key), scale));
     if (!entry || PyList_Append(list.get(), entry.get()) != 0) return nullptr;
+  }
+  return list.release();
+}
+
+}  // namespace hspcprof
+
+namespace hspcprof {
+
+// The calling-context tree, one tuple per stack, parents first:
+// (parent index, label, calls, totaltime, own time); index 0 is the root, never listed, and the
+// label is None for a '[truncated]' node (stacks.hpp).
+inline PyObject* stacks_list(const KeySet& labels, const Aggregator& profile, double scale) {
+  const auto& nodes = profile.stacks().nodes();
+  Ref list(PyList_New(0));
+  if (!list) return nullptr;
+  for (std::size_t i = 1; i < nodes.size(); ++i) {
+    const StackNode& n = nodes[i];
+    void* label = n.key == StackTree::kTruncated ? nullptr : labels.find(n.key);
+    const Ref node(Py_BuildValue("(IOldd)", static_cast<unsigned>(n.parent),
+                                 label != nullptr ? static_cast<PyObject*>(label) : Py_None,
+                                 n.calls, static_cast<double>(n.total) * scale,
+                                 static_cast<double>(n.own) * scale));
+    if (!node || PyList_Append(list.get(), node.get()) != 0) return nullptr;
   }
   return list.release();
 }

@@ -12,6 +12,7 @@
 #include "keyset.hpp"
 #include "names.hpp"
 #include "session.hpp"
+#include "stacks.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +20,15 @@
 #include <memory>
 #include <vector>
 
+// The profile hook is a producer on CPython 3.11 only: from 3.12 on, sys.monitoring's callbacks
+// are (monitoring.hpp), as cProfile's are.
+#define HSPCPROF_HOOK (PY_VERSION_HEX < 0x030C0000)
+
 namespace hspcprof {
+
+// What feeds the channels: a profile hook per thread, the frame evaluation function (3.11,
+// builtins=False) or sys.monitoring's callbacks (3.12 on).
+enum class Producer { kSetprofile, kFrames, kMonitoring };
 
 inline Clock* g_clock = nullptr;
 inline PyTypeObject* g_thread_type = nullptr;  // hspcprof._core._Thread, the hook's object
@@ -33,12 +42,14 @@ struct Profiler {
   std::vector<ThreadObject*> threads;              // the threads whose hook is installed
   PyObject* previous_thread_hook = nullptr;        // threading.getprofile() before enable()
   Mode mode = Mode::kChannel;
+  std::size_t stack_nodes = StackTree::kDefaultNodes;  // each calling-context tree's bound
   bool builtins = true;
   bool enabled = false;
-  bool frames = false;  // the producer is the frame evaluation function (frames.hpp)
+  Producer producer = Producer::kSetprofile;
   unsigned long long events = 0;
   unsigned long long stalls = 0;
   double consumer_cpu = 0;
+  double seconds_per_tick = 0;  // the clock's rate as the profile was last read; 0: not read yet
 };
 
 struct ProfilerObject {
@@ -76,6 +87,7 @@ inline bool remember(Profiler& p, const PyMethodDef* def, PyObject* fn) {
   return true;
 }
 
+#if HSPCPROF_HOOK
 // The producer, one instance per mode. A call takes a reference to its function the first time
 // it is seen; a return needs none, since the consumer ignores a return for a function it has no
 // entry for.
@@ -127,6 +139,7 @@ inline Py_tracefunc hook_for(Mode mode) {
   }
   return profile_hook<Mode::kChannel>;
 }
+#endif
 
 // The session ends here: its producer pushes no more, and the calls still open end at `now`.
 inline void detach(ThreadObject& t, std::int64_t now) {
@@ -158,7 +171,7 @@ inline void reap(Profiler& p, bool wait) {
 inline Session* open_session(Profiler& p) {
   try {
     p.threads.reserve(p.threads.size() + 1);
-    p.sessions.push_back(std::make_unique<Session>(p.mode));
+    p.sessions.push_back(std::make_unique<Session>(p.mode, p.stack_nodes));
   } catch (const std::exception& e) {
     PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start a consumer: %s", e.what());
     return nullptr;
@@ -184,6 +197,7 @@ inline ThreadObject* new_thread_object(PyObject* self) {
   return t;
 }
 
+#if HSPCPROF_HOOK
 // Installs the hook on `ts` with a session of its own; the thread state owns the hook's object.
 inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
   Profiler& p = impl_of(self);
@@ -193,12 +207,14 @@ inline ThreadObject* attach(PyObject* self, PyThreadState* ts) {
   Py_DECREF(t);
   return failed != 0 ? nullptr : t;
 }
+#endif
 
 inline bool is_hook_of(PyObject* obj, const Profiler& p) {
   return obj != nullptr && Py_IS_TYPE(obj, g_thread_type) &&
          reinterpret_cast<ThreadObject*>(obj)->impl == &p;
 }
 
+#if HSPCPROF_HOOK
 // Takes this profiler's hook off every thread that has it; false with an exception if an audit
 // hook refused one (the others come off all the same).
 inline bool uninstall_hooks(const Profiler& p) {
@@ -211,5 +227,6 @@ inline bool uninstall_hooks(const Profiler& p) {
   }
   return ok;
 }
+#endif
 
 }  // namespace hspcprof
