@@ -190,7 +190,7 @@ class BasicConsumerPool {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
-    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n); };
+    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
     const bool finished = turn.channel.ended() &&
                           !turn.finished.exchange(true, std::memory_order_acq_rel) &&
@@ -233,8 +233,8 @@ class BasicConsumerPool {
       last_ns = now;
       intervals_.fetch_add(1, std::memory_order_relaxed);
       const int move = options_.adaptive ? rule.decide(sample) : 0;
-      if (move > 0 && grow()) grown_.fetch_add(1, std::memory_order_relaxed);
-      if (move < 0) {
+      for (int m = move; m > 0 && crew_.running() < max_ && grow(); --m) grown_.fetch_add(1);
+      for (int m = move; m < 0 && crew_.running() > options_.min_consumers; ++m) {
         crew_.shrink([this](std::size_t k) { lot_.notify(k); });
         shrunk_.fetch_add(1, std::memory_order_relaxed);
       }

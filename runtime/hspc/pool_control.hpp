@@ -1,13 +1,31 @@
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
 #include "hspc/affinity.hpp"
+#include "hspc/pool_evidence.hpp"
 
 namespace hspc {
+
+namespace detail {
+struct PoolSample;
+}
+
+// A rule of the caller's own in place of the built-in one (the phase benchmark drives the pool
+// with a hill climber through it; PoolOptions::rule, used when adaptive): called from the pool's
+// controller thread only, once per interval, and must not throw. decide() returns the move in
+// consumers (the pool clamps it to [min, max]); next_interval_ns() the next interval's length.
+class PoolRule {
+ public:
+  virtual ~PoolRule() = default;
+  virtual int decide(const detail::PoolSample& sample) = 0;
+  virtual std::uint64_t next_interval_ns() = 0;
+};
 
 // What a BasicConsumerPool is asked to do: its consumer limits, its mode, and its controller's
 // parameters. An aggregate, so PoolOptions{min_consumers, max_consumers, ordered} works in C++17;
@@ -42,9 +60,22 @@ struct PoolOptions {
   double cpu_busy_max = 0.95;
   // The interval lengths' random sequence (the same seed, the same lengths).
   std::uint64_t seed = 0x5eed5eed;
+  // Evidence: after each move, the median throughput (events per second) of the trial_intervals
+  // intervals after it (the first one after the move not counted) against that of the
+  // trial_intervals before. A growth stays only if it gained more than the margin, a removal
+  // only if it lost no more than the margin; a move that fails is undone and not tried again
+  // for hold_intervals (doubling with each failure in a row, up to 16x) or until the load
+  // changes. The margin: max(margin, the noise of the intervals before: 2 x their median
+  // absolute deviation over their median).
+  std::uint32_t trial_intervals = 3;
+  double margin = 0.05;
+  std::uint32_t hold_intervals = 25;
+  // Not null: this rule decides instead (it must outlive the pool).
+  PoolRule* rule = nullptr;
 };
 
-// How often the controller moved the count, and how many intervals it judged.
+// The consumers the controller added and removed (a move of k counts k; an undone trial counts
+// both ways), and how many intervals it judged.
 struct PoolAdjustments {
   std::uint64_t grown;
   std::uint64_t shrunk;
@@ -56,10 +87,11 @@ namespace detail {
 constexpr std::size_t kMaxPoolConsumers = 64;  // one bit each in the parking lot's word
 
 // Running sums the controller differences between two samples: waits (ended, and the time so
-// far of those still going), how many ended, how many are still going, and idle (parked) time.
+// far of those still going), how many ended, how many are still going, idle (parked) time and
+// events handled.
 // Every sum only grows, so the difference of two is what happened between them.
 struct PoolTotals {
-  double waited_ns = 0, waits = 0, waiting = 0, idle_ns = 0;
+  double waited_ns = 0, waits = 0, waiting = 0, idle_ns = 0, events = 0;
 };
 
 // max_consumers with 0 read as the CPUs this process may run on, at most `most`.
@@ -88,49 +120,58 @@ struct PoolSample {
   std::size_t consumers;   // consumer threads at its end
   std::size_t open_lanes;  // lanes of producers not yet finished: the most consumers that help
   double cpu_busy;         // the host's busy fraction in it; negative: unknown
+  double events;           // events handled in it
 
   // The interval between two sums taken interval_ns apart.
   static PoolSample between(const PoolTotals& last, const PoolTotals& now, double interval_ns,
                             std::size_t consumers, std::size_t open_lanes, double cpu_busy) {
+    const double waited = now.waited_ns - last.waited_ns;
     return {interval_ns,
-            now.waited_ns - last.waited_ns,
+            waited > 0 ? waited : 0.0,  // a wait still going that a race re-stamped: none
             now.waits - last.waits + now.waiting,
             now.idle_ns - last.idle_ns,
             consumers,
             open_lanes,
-            cpu_busy};
+            cpu_busy,
+            now.events - last.events};
   }
 };
 
 // The controller's decision rule, kept apart from the threads so that it can be tested on made-up
-// samples. Per interval: the average wait of buffers before a consumer took their lane (AIT) and
-// the consumers' average number parked. Backlog (AIT above grow_wait_ns while fewer than half a
-// consumer idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below
-// the open lanes, a CPU free) for grow_intervals intervals in a row adds one consumer; idleness
-// (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row removes one.
-// A move resets both runs, so the count moves at most once per grow_intervals intervals.
+// samples. What it proposes: backlog (Xu's AIT above grow_wait_ns while fewer than half a consumer
+// idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below the open
+// lanes, a CPU free) for grow_intervals intervals in a row proposes one more consumer; idleness
+// (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row fewer: down
+// to the fewest that leave less than shrink_idle idle.
+// What it does: each move is a trial, judged on throughput with a margin (PoolOptions: evidence)
+// and undone if it failed; that direction is then held off (hysteresis) until its hold ends or the
+// load changes (PoolEvidence::baseline says when).
+// Nothing moves while a trial runs, so the count moves one step per trial at most. A move resets
+// the runs; trial_intervals = 0: no trials (every proposal is a move that stands).
 class PoolController {
  public:
   PoolController(const PoolOptions& options, std::size_t min_consumers, std::size_t max_consumers)
-      : options_(options), min_(min_consumers), max_(max_consumers), rng_(options.seed) {}
+      : options_(options),
+        min_(min_consumers),
+        max_(max_consumers),
+        rng_(options.seed),
+        evidence_(options.trial_intervals) {}
 
-  // +1: add a consumer; -1: remove one; 0: keep the count.
-  int decide(const PoolSample& s) noexcept {
-    const double ait = s.waits > 0 ? s.wait_ns / s.waits : 0.0;
-    const double idle = s.interval_ns > 0 ? s.idle_ns / s.interval_ns : 0.0;
-    const bool backlog = ait > static_cast<double>(options_.grow_wait_ns) && idle < 0.5;
-    const bool cpu_free = options_.cpu_busy_max >= 1.0 || s.cpu_busy < options_.cpu_busy_max;
-    const bool room = s.consumers < max_ && s.consumers < s.open_lanes && cpu_free;
-    grow_run_ = backlog && room ? grow_run_ + 1 : 0;
-    const bool idle_enough = !backlog && idle >= options_.shrink_idle && s.consumers > min_;
-    shrink_run_ = idle_enough ? shrink_run_ + 1 : 0;
-    if (grow_run_ >= options_.grow_intervals) return moved(1);
-    if (shrink_run_ >= options_.shrink_intervals) return moved(-1);
+  // The move in consumers: +1 (grow), -k (shrink), the undoing of a failed trial, or 0.
+  int decide(const PoolSample& s) {
+    if (options_.rule != nullptr) return options_.rule->decide(s);
+    const double rate = s.interval_ns > 0 ? s.events * 1e9 / s.interval_ns : 0.0;
+    const int proposal = propose(s);
+    if (evidence_.on_trial()) return judge(rate);
+    if (evidence_.baseline(rate)) grow_hold_ = shrink_hold_ = grow_fails_ = shrink_fails_ = 0;
+    if (proposal > 0 && grow_hold_ == 0 && evidence_.ready()) return start(proposal);
+    if (proposal < 0 && shrink_hold_ == 0 && evidence_.ready()) return start(proposal);
     return 0;
   }
 
   // The next interval's length: uniform in [0.5, 1.5] x interval_ns (splitmix64).
-  std::uint64_t next_interval_ns() noexcept {
+  std::uint64_t next_interval_ns() {
+    if (options_.rule != nullptr) return options_.rule->next_interval_ns();
     std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -140,17 +181,59 @@ class PoolController {
   }
 
  private:
-  int moved(int step) noexcept {
+  int propose(const PoolSample& s) noexcept {
+    const double ait = s.waits > 0 ? s.wait_ns / s.waits : 0.0;
+    const double idle = s.interval_ns > 0 ? s.idle_ns / s.interval_ns : 0.0;
+    const bool backlog = ait > static_cast<double>(options_.grow_wait_ns) && idle < 0.5;
+    const bool cpu_free = options_.cpu_busy_max >= 1.0 || s.cpu_busy < options_.cpu_busy_max;
+    const bool room = s.consumers < max_ && s.consumers < s.open_lanes && cpu_free;
+    grow_run_ = backlog && room ? grow_run_ + 1 : 0;
+    const bool idle_enough = !backlog && idle >= options_.shrink_idle && s.consumers > min_;
+    shrink_run_ = idle_enough ? shrink_run_ + 1 : 0;
+    grow_hold_ -= grow_hold_ != 0 ? 1 : 0;
+    shrink_hold_ -= shrink_hold_ != 0 ? 1 : 0;
+    if (grow_run_ >= options_.grow_intervals) return 1;
+    if (shrink_run_ < options_.shrink_intervals) return 0;
+    // Down at once to the fewest that leave less than shrink_idle idle (and one per busy
+    // consumer): after a blocking phase most of a large pool idles, and one step per run would
+    // take seconds. More would only shrink again on the next run.
+    const double busy = static_cast<double>(s.consumers) - idle;
+    const double keep = std::max(std::ceil(busy), std::ceil(busy + options_.shrink_idle) - 1);
+    const std::size_t target =
+        keep > static_cast<double>(min_) ? static_cast<std::size_t>(keep) : min_;
+    return target < s.consumers ? -static_cast<int>(s.consumers - target) : -1;
+  }
+
+  int start(int step) noexcept {
     grow_run_ = 0;
     shrink_run_ = 0;
+    evidence_.start(step);
     return step;
+  }
+
+  // One interval of a trial; at its end, the verdict: 0 (kept) or the move that undoes it.
+  int judge(double rate) noexcept {
+    const int step = evidence_.step();
+    const int verdict = evidence_.judge(rate, options_.margin);
+    if (verdict == PoolEvidence::kPending) return 0;
+    std::uint32_t& fails = verdict > 0 ? grow_fails_ : shrink_fails_;
+    if (verdict == PoolEvidence::kGrowKept || verdict == PoolEvidence::kShrinkKept) {
+      fails = 0;
+      return 0;
+    }
+    (verdict > 0 ? grow_hold_ : shrink_hold_) = options_.hold_intervals << (fails < 4 ? fails : 4);
+    ++fails;
+    grow_run_ = 0;
+    shrink_run_ = 0;
+    return -step;
   }
 
   PoolOptions options_;
   std::size_t min_, max_;
   std::uint64_t rng_;
-  std::uint32_t grow_run_ = 0;
-  std::uint32_t shrink_run_ = 0;
+  PoolEvidence evidence_;
+  std::uint32_t grow_run_ = 0, shrink_run_ = 0;
+  std::uint32_t grow_hold_ = 0, shrink_hold_ = 0, grow_fails_ = 0, shrink_fails_ = 0;
 };
 
 // The host's CPU busy fraction between two readings of /proc/stat's first line (all CPUs: other

@@ -24,16 +24,22 @@ class PoolHandler {
  public:
   explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
 
-  // A relaxed load per event (of a word written once): no call begins once a throw is kept.
-  void run(const T* events, std::size_t n) noexcept {
+  // A relaxed load per event (of a word written once): no call begins once a throw is kept. Each
+  // event counts in `handled` (the calling consumer's own counter) as its call returns, so the
+  // controller's throughput is not lumped by runs (a run of a slow handler can outlast an
+  // interval); events dropped after a throw count at once.
+  void run(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled) noexcept {
+    std::size_t i = 0;
     try {
-      for (std::size_t i = 0; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
+      for (; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
         handler_(events[i]);
+        handled.store(handled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
     }
+    handled.store(handled.load(std::memory_order_relaxed) + (n - i), std::memory_order_relaxed);
   }
 
   void rethrow() {
@@ -59,7 +65,7 @@ class PoolCrew {
   struct alignas(kCacheLineBytes) Worker {
     std::thread thread;
     std::atomic<bool> retire{false};
-    std::atomic<std::uint64_t> waited_ns{0}, waits{0}, idle_ns{0};
+    std::atomic<std::uint64_t> waited_ns{0}, waits{0}, idle_ns{0}, handled{0};
     std::atomic<std::int64_t> parked_since{0};  // while parked: when it began; 0 otherwise
 
     static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
@@ -122,6 +128,7 @@ class PoolCrew {
       t.waited_ns += static_cast<double>(w.waited_ns.load(std::memory_order_relaxed));
       t.waits += static_cast<double>(w.waits.load(std::memory_order_relaxed));
       t.idle_ns += static_cast<double>(w.idle_ns.load(std::memory_order_relaxed));
+      t.events += static_cast<double>(w.handled.load(std::memory_order_relaxed));
       const std::int64_t parked = w.parked_since.load(std::memory_order_relaxed);
       if (parked != 0 && now > parked) t.idle_ns += static_cast<double>(now - parked);
     }

@@ -44,11 +44,17 @@ struct PoolLane {
 
   // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
   // fence orders the release before that look, against a parking consumer's look at the claim
-  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting is
-  // stamped from now (its wait before the turn was counted); a hand-off racing the stamp may go
-  // uncounted: the signal errs low, never high.
+  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
+  // keeps the stamp its producer gave it during the turn (the controller may have counted that
+  // wait as going on already: restamping would take it back), else is stamped from now (its wait
+  // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs
+  // low, never high.
   bool release() noexcept {
-    since_ns.store(channel.pending() ? steady_now_ns() : 0, std::memory_order_relaxed);
+    if (!channel.pending()) {
+      since_ns.store(0, std::memory_order_relaxed);
+    } else if (since_ns.load(std::memory_order_relaxed) == 0) {
+      since_ns.store(steady_now_ns(), std::memory_order_relaxed);
+    }
     claimed.store(0, std::memory_order_release);
     seq_cst_fence();
     return wanted();

@@ -2,6 +2,8 @@
 // - rule: the controller's decision rule on made-up samples (growth on backlog with room, none
 //   while the CPUs are busy or at a limit, shrinking only after its run of idle intervals, the
 //   runs reset by a move) and its random interval lengths;
+// - evidence, trials: moves judged on made-up throughput with a margin, undone when they did not
+//   pay, held off after (longer each time) until the load changes;
 // - options: what the constructor refuses;
 // - mixed: several producers with a seeded mix of push/emplace/try_push and flushes, over a table
 //   of buffers x buffer_bytes x event size (one variant with a latency bound); every event must be
@@ -76,13 +78,14 @@ struct Checker {
 
 void check_rule() {
   PoolOptions o;
+  o.trial_intervals = 0;  // the proposals alone: every move stands (check_trials has the rest)
   o.grow_wait_ns = 1000;
   o.grow_intervals = 2;
   o.shrink_intervals = 3;
   o.cpu_busy_max = 0.9;
   hspc::detail::PoolController rule(o, 1, 4);
-  // interval, wait accrued, waits, idle, consumers, open lanes, cpu busy
-  const hspc::detail::PoolSample backlog{1e6, 1e6, 10, 0, 2, 8, 0.5};
+  // interval, wait accrued, waits, idle, consumers, open lanes, cpu busy, events
+  const hspc::detail::PoolSample backlog{1e6, 1e6, 10, 0, 2, 8, 0.5, 0};
   HSPC_CHECK(rule.decide(backlog) == 0, "grew after one interval of backlog");
   HSPC_CHECK(rule.decide(backlog) == 1, "did not grow after two");
   HSPC_CHECK(rule.decide(backlog) == 0, "the run did not reset after a move");
@@ -98,7 +101,7 @@ void check_rule() {
   hspc::detail::PoolSample woken = backlog;
   woken.idle_ns = 0.6e6;  // a parked consumer's wake-up is no backlog
   HSPC_CHECK(rule.decide(woken) == 0 && rule.decide(woken) == 0, "grew with consumers idle");
-  const hspc::detail::PoolSample idle{1e6, 0, 0, 1.5e6, 3, 8, 0.1};
+  const hspc::detail::PoolSample idle{1e6, 0, 0, 1.5e6, 3, 8, 0.1, 0};
   HSPC_CHECK(rule.decide(idle) == 0 && rule.decide(idle) == 0, "shrank too soon");
   HSPC_CHECK(rule.decide(idle) == -1, "did not shrink after three idle intervals");
   HSPC_CHECK(rule.decide(idle) == 0, "the idle run did not reset after a move");
@@ -118,6 +121,106 @@ void check_rule() {
     hi = ns > hi ? ns : hi;
   }
   HSPC_CHECK(lo < 600000 && hi > 1400000, "intervals do not spread over [0.5, 1.5]");
+}
+
+// PoolEvidence on made-up throughput: the baseline, the skipped interval, the margin both ways,
+// a noisy baseline asking for more, and a load change restarting the baseline.
+void check_evidence() {
+  using E = hspc::detail::PoolEvidence;
+  E e(3);
+  HSPC_CHECK(!e.baseline(100) && !e.ready() && !e.baseline(102) && !e.ready(), "ready too soon");
+  (void)e.baseline(98);
+  HSPC_CHECK(e.ready() && !e.on_trial(), "not ready after three samples");
+  e.start(1);
+  HSPC_CHECK(e.on_trial() && e.step() == 1, "no trial after start");
+  HSPC_CHECK(e.judge(500, 0.05) == E::kPending, "the move's own interval was judged");
+  HSPC_CHECK(e.judge(104, 0.05) == E::kPending && e.judge(104, 0.05) == E::kPending, "too soon");
+  HSPC_CHECK(e.judge(104, 0.05) == E::kPending, "an undecided growth was not measured longer");
+  HSPC_CHECK(e.judge(103, 0.05) == E::kPending && e.judge(104, 0.05) == E::kPending, "too soon");
+  HSPC_CHECK(e.judge(105, 0.05) == E::kGrowFailed, "a 4%% gain beat a 5%% margin");
+  HSPC_CHECK(!e.ready(), "a failed trial's samples kept as the baseline");
+  for (double r : {100.0, 100.0, 100.0}) (void)e.baseline(r);
+  e.start(1);
+  for (double r : {0.0, 110.0, 112.0}) HSPC_CHECK(e.judge(r, 0.05) == E::kPending, "early");
+  HSPC_CHECK(e.judge(90, 0.05) == E::kGrowKept, "a 10%% gain (median) did not pass");
+  HSPC_CHECK(e.ready(), "a kept trial's samples are not the next baseline");
+  e.start(-2);
+  for (double r : {0.0, 106.0, 107.0}) HSPC_CHECK(e.judge(r, 0.05) == E::kPending, "early");
+  HSPC_CHECK(e.judge(108, 0.05) == E::kShrinkKept, "a 3%% loss failed a 5%% margin");
+  e.start(-1);
+  for (double r : {0.0, 90.0, 91.0}) HSPC_CHECK(e.judge(r, 0.05) == E::kPending, "early");
+  HSPC_CHECK(e.judge(92, 0.05) == E::kShrinkFailed, "a 15%% loss passed");
+  E noisy(3);
+  for (double r : {80.0, 100.0, 120.0}) (void)noisy.baseline(r);  // noise 2 x 20 / 100 = 40%
+  HSPC_CHECK(E::noise(std::vector<double>{80, 100, 120}.data(), 3) > 0.39, "noise");
+  noisy.start(1);
+  for (double r : {0.0, 130.0, 130.0, 130.0, 130.0, 130.0}) (void)noisy.judge(r, 0.05);
+  HSPC_CHECK(noisy.judge(130, 0.05) == E::kGrowFailed, "a 30%% gain beat 40%% noise");
+  E lost(3);
+  for (double r : {100.0, 100.0, 100.0}) (void)lost.baseline(r);
+  lost.start(1);
+  for (double r : {0.0, 80.0, 80.0}) (void)lost.judge(r, 0.05);
+  HSPC_CHECK(lost.judge(80, 0.05) == E::kGrowFailed, "a growth that lost 20%% measured longer");
+  E load(3);
+  for (double r : {100.0, 100.0, 100.0}) HSPC_CHECK(!load.baseline(r), "a steady load changed");
+  HSPC_CHECK(load.baseline(300) && !load.ready(), "a tripled rate is no load change");
+  HSPC_CHECK(!load.baseline(290) && !load.baseline(310) && load.ready(), "no new baseline");
+  HSPC_CHECK(E::median(std::vector<double>{4, 1, 3, 2}.data(), 4) == 2.5, "median of four");
+  E none(0);
+  HSPC_CHECK(none.ready() && !none.baseline(1), "no trials: always ready");
+  none.start(1);
+  HSPC_CHECK(!none.on_trial(), "no trials, yet a trial began");
+}
+
+// The controller with trials: a growth that did not pay is undone and held off (longer after
+// each failure in a row) until the load changes; one that paid stands; idleness after a blocking
+// phase removes the idle consumers at once; shrinking that lost throughput is undone.
+void check_trials() {
+  PoolOptions o;
+  o.grow_wait_ns = 1000;
+  o.grow_intervals = 2;
+  o.shrink_intervals = 2;
+  o.trial_intervals = 3;
+  o.hold_intervals = 10;
+  o.cpu_busy_max = 0.9;
+  hspc::detail::PoolController rule(o, 1, 8);
+  // interval, wait accrued, waits, idle, consumers, open lanes, cpu busy, events
+  hspc::detail::PoolSample backlog{1e9, 1e9, 10, 0, 2, 8, 0.5, 1000};
+  const auto run = [&](hspc::detail::PoolSample s, int intervals) {
+    int moved = 0;
+    for (int i = 0; i < intervals; ++i) {
+      const int m = rule.decide(s);
+      moved += m;
+      s.consumers = static_cast<std::size_t>(static_cast<int>(s.consumers) + m);
+      backlog.consumers = s.consumers;
+    }
+    return moved;
+  };
+  HSPC_CHECK(run(backlog, 3) == 1, "no growth after a baseline and a backlog");
+  HSPC_CHECK(run(backlog, 6) == 0, "an undecided growth was not measured longer");
+  HSPC_CHECK(run(backlog, 1) == -1, "a growth that gained nothing was not undone");
+  HSPC_CHECK(run(backlog, 9) == 0, "grew again during the hold");
+  HSPC_CHECK(run(backlog, 3) == 1, "did not try again after the hold");
+  HSPC_CHECK(run(backlog, 5) == -1, "the second failure was not undone");
+  HSPC_CHECK(run(backlog, 19) == 0, "the second hold is not twice as long");
+  hspc::detail::PoolSample paying = backlog;
+  paying.events = 5000;  // a new load: the hold ends, and growth pays now
+  HSPC_CHECK(run(paying, 1) == 0, "moved on a load change");
+  HSPC_CHECK(run(paying, 2) == 1, "the load change did not end the hold");
+  paying.events = 7500;
+  paying.consumers = 3;
+  HSPC_CHECK(run(paying, 4) == 0, "a growth that paid was undone");
+  const hspc::detail::PoolSample idle{1e9, 0, 0, 6.5e9, 8, 8, 0.3, 7500};  // 1.5 busy
+  hspc::detail::PoolController after(o, 1, 8);
+  HSPC_CHECK(after.decide(idle) == 0 && after.decide(idle) == 0, "shrank before a baseline");
+  HSPC_CHECK(after.decide(idle) == -6, "not down to the busy consumers at once");
+  hspc::detail::PoolSample lost = idle;
+  lost.consumers = 2;
+  lost.idle_ns = 0;
+  lost.events = 5000;
+  HSPC_CHECK(after.decide(lost) == 0, "judged on the move's own interval");
+  for (int i = 0; i < 2; ++i) HSPC_CHECK(after.decide(lost) == 0, "judged too soon");
+  HSPC_CHECK(after.decide(lost) == 6, "a shrink that lost a third was not undone");
 }
 
 using Pool8 = hspc::BasicConsumerPool<Event<16>, kPrimitive, 4, 256, 64>;
@@ -344,6 +447,8 @@ int main() {
   hspc_test::Watchdog watchdog;
   watchdog.arm("rule", std::chrono::seconds(60));
   check_rule();
+  check_evidence();
+  check_trials();
   check_options();
   watchdog.arm("mixed", std::chrono::seconds(300));
   mixed<4, 256, 16>("buffers=4 buffer_bytes=256 event=16");

@@ -1,6 +1,7 @@
 // pool_crew.hpp on its own: one consumer started and retired, the handler kept, the sums.
 #include "hspc/pool_crew.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -8,7 +9,8 @@ std::size_t standalone_pool_crew() {
   hspc::detail::PoolCrew crew(1);
   hspc::detail::PoolHandler<std::uint32_t> handler([](const std::uint32_t&) {});
   const std::uint32_t events[2] = {1, 2};
-  handler.run(events, 2);
+  std::atomic<std::uint64_t> handled{0};
+  handler.run(events, 2, handled);
   handler.rethrow();
   const bool started = crew.grow([&crew](std::size_t k) {
     crew.worker(k).waited(5);
@@ -20,5 +22,6 @@ std::size_t standalone_pool_crew() {
   hspc::detail::PoolTotals totals;
   crew.add_to(totals, 1);
   crew.join_all();
-  return crew.live() + crew.running() + static_cast<std::size_t>(totals.waits);
+  return crew.live() + crew.running() + static_cast<std::size_t>(totals.waits + totals.events) +
+         handled.load();
 }

@@ -71,6 +71,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cmath>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -1876,7 +1877,128 @@ inline HostMatch host_matches(const TunedHost& tuned,
   return compare_host(tuned, model_name, read, online_cpu_count());
 }
 
+// ---- hspc/pool_evidence.hpp ----
+namespace detail {
+
+// PoolEvidence: whether a move of the pool's consumer count paid, judged on throughput samples
+// (events per second, one per controller interval) with a margin, as the tuner judges a
+// candidate against the incumbent: a difference within the noise is no evidence.
+//
+// Between trials it keeps the last k samples (the baseline: the count as it stands). A trial
+// begins at a move; the interval after the move is skipped (the new consumer starting, the queue
+// settling), then k samples are taken and the medians compared. A growth is kept only if it
+// gained more than the margin (one that neither gained nor lost beyond it is measured k samples
+// more, as the tuner races an undecided pair, and judged on all 2k); a removal only if it lost no
+// more than the margin. The margin is
+// max(floor, 2 x the baseline's median absolute deviation over its median): a noisy baseline
+// asks for a larger difference. A kept move's samples become the next baseline; a failed one's
+// are dropped (the count goes back), so the next trial waits for k fresh samples.
+class PoolEvidence {
+ public:
+  static constexpr std::size_t kMaxSamples = 8;
+  // judge()'s verdicts: growth has the positive ones, removal the negative.
+  static constexpr int kPending = 0, kGrowKept = 1, kGrowFailed = 2, kShrinkKept = -1,
+                       kShrinkFailed = -2;
+
+  // k samples on each side (at most kMaxSamples); 0: no trials, every move stands.
+  explicit PoolEvidence(std::uint32_t k) noexcept : k_(k < kMaxSamples ? k : kMaxSamples) {}
+
+  // One interval's throughput while no trial runs: the baseline's newest sample. A sample outside
+  // [1/2, 2] x the baseline's median says the load changed: the baseline starts again from it,
+  // and the answer is true (what was learnt under the old load proves nothing now).
+  bool baseline(double rate) noexcept {
+    if (k_ == 0) return false;
+    const double m = median(before_, before_n_);
+    const bool changed = before_n_ != 0 && (rate > 2 * m || rate < m / 2);
+    if (changed) before_n_ = 0;
+    if (before_n_ == k_) std::copy(before_ + 1, before_ + k_, before_);
+    before_[before_n_ == k_ ? k_ - 1 : before_n_++] = rate;
+    return changed;
+  }
+  // Enough baseline for a trial (always, with no trials).
+  bool ready() const noexcept { return before_n_ == k_; }
+  bool on_trial() const noexcept { return step_ != 0; }
+  int step() const noexcept { return step_; }
+
+  // A move of `step` consumers (> 0: growth) begins its trial now (nothing, with no trials).
+  void start(int step) noexcept {
+    step_ = k_ != 0 ? step : 0;
+    after_n_ = 0;
+    skipped_ = false;
+  }
+
+  // One interval's throughput during the trial; kPending until its last, then the verdict.
+  int judge(double rate, double floor) noexcept {
+    if (!skipped_) {
+      skipped_ = true;  // the move's own interval: mixed
+      return kPending;
+    }
+    after_[after_n_++] = rate;
+    if (after_n_ < k_ || (after_n_ > k_ && after_n_ < 2 * k_)) return kPending;
+    const double before = median(before_, k_);
+    const double after = median(after_, after_n_);
+    const double margin = std::max(floor, noise(before_, k_));
+    const bool grew = step_ > 0;
+    const bool kept = grew ? after > before * (1 + margin) : after >= before * (1 - margin);
+    if (grew && !kept && after > before * (1 - margin) && after_n_ == k_ && 2 * k_ <= kMaxSamples) {
+      return kPending;  // neither gained nor lost beyond the margin: k more samples, then decide
+    }
+    step_ = 0;
+    if (kept) {
+      std::copy(after_ + after_n_ - k_, after_ + after_n_, before_);
+    } else {
+      before_n_ = 0;
+    }
+    if (grew) return kept ? kGrowKept : kGrowFailed;
+    return kept ? kShrinkKept : kShrinkFailed;
+  }
+
+  // The median of n values (n <= kMaxSamples; 0 for none).
+  static double median(const double* v, std::size_t n) noexcept {
+    if (n == 0) return 0.0;
+    double c[kMaxSamples] = {};
+    for (std::size_t i = 0; i < n; ++i) {  // insertion sort: a few values (std::sort's inlined
+      std::size_t j = i;                   // 16-wide insertion step trips g++'s -Warray-bounds)
+      for (; j > 0 && c[j - 1] > v[i]; --j) c[j] = c[j - 1];
+      c[j] = v[i];
+    }
+    return n % 2 == 1 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+  }
+
+  // 2 x the median absolute deviation over the median: about the relative spread of one sample.
+  static double noise(const double* v, std::size_t n) noexcept {
+    const double m = median(v, n);
+    double d[kMaxSamples] = {};
+    for (std::size_t i = 0; i < n; ++i) d[i] = m > v[i] ? m - v[i] : v[i] - m;
+    return m > 0 ? 2 * median(d, n) / m : 0.0;
+  }
+
+ private:
+  std::size_t k_;
+  int step_ = 0;  // the move on trial; 0: none
+  bool skipped_ = false;
+  std::size_t before_n_ = 0, after_n_ = 0;
+  double before_[kMaxSamples] = {}, after_[kMaxSamples] = {};
+};
+
+}  // namespace detail
+
 // ---- hspc/pool_control.hpp ----
+namespace detail {
+struct PoolSample;
+}
+
+// A rule of the caller's own in place of the built-in one (the phase benchmark drives the pool
+// with a hill climber through it; PoolOptions::rule, used when adaptive): called from the pool's
+// controller thread only, once per interval, and must not throw. decide() returns the move in
+// consumers (the pool clamps it to [min, max]); next_interval_ns() the next interval's length.
+class PoolRule {
+ public:
+  virtual ~PoolRule() = default;
+  virtual int decide(const detail::PoolSample& sample) = 0;
+  virtual std::uint64_t next_interval_ns() = 0;
+};
+
 // What a BasicConsumerPool is asked to do: its consumer limits, its mode, and its controller's
 // parameters. An aggregate, so PoolOptions{min_consumers, max_consumers, ordered} works in C++17;
 // every field has a default.
@@ -1910,9 +2032,22 @@ struct PoolOptions {
   double cpu_busy_max = 0.95;
   // The interval lengths' random sequence (the same seed, the same lengths).
   std::uint64_t seed = 0x5eed5eed;
+  // Evidence: after each move, the median throughput (events per second) of the trial_intervals
+  // intervals after it (the first one after the move not counted) against that of the
+  // trial_intervals before. A growth stays only if it gained more than the margin, a removal
+  // only if it lost no more than the margin; a move that fails is undone and not tried again
+  // for hold_intervals (doubling with each failure in a row, up to 16x) or until the load
+  // changes. The margin: max(margin, the noise of the intervals before: 2 x their median
+  // absolute deviation over their median).
+  std::uint32_t trial_intervals = 3;
+  double margin = 0.05;
+  std::uint32_t hold_intervals = 25;
+  // Not null: this rule decides instead (it must outlive the pool).
+  PoolRule* rule = nullptr;
 };
 
-// How often the controller moved the count, and how many intervals it judged.
+// The consumers the controller added and removed (a move of k counts k; an undone trial counts
+// both ways), and how many intervals it judged.
 struct PoolAdjustments {
   std::uint64_t grown;
   std::uint64_t shrunk;
@@ -1924,10 +2059,11 @@ namespace detail {
 constexpr std::size_t kMaxPoolConsumers = 64;  // one bit each in the parking lot's word
 
 // Running sums the controller differences between two samples: waits (ended, and the time so
-// far of those still going), how many ended, how many are still going, and idle (parked) time.
+// far of those still going), how many ended, how many are still going, idle (parked) time and
+// events handled.
 // Every sum only grows, so the difference of two is what happened between them.
 struct PoolTotals {
-  double waited_ns = 0, waits = 0, waiting = 0, idle_ns = 0;
+  double waited_ns = 0, waits = 0, waiting = 0, idle_ns = 0, events = 0;
 };
 
 // max_consumers with 0 read as the CPUs this process may run on, at most `most`.
@@ -1956,49 +2092,58 @@ struct PoolSample {
   std::size_t consumers;   // consumer threads at its end
   std::size_t open_lanes;  // lanes of producers not yet finished: the most consumers that help
   double cpu_busy;         // the host's busy fraction in it; negative: unknown
+  double events;           // events handled in it
 
   // The interval between two sums taken interval_ns apart.
   static PoolSample between(const PoolTotals& last, const PoolTotals& now, double interval_ns,
                             std::size_t consumers, std::size_t open_lanes, double cpu_busy) {
+    const double waited = now.waited_ns - last.waited_ns;
     return {interval_ns,
-            now.waited_ns - last.waited_ns,
+            waited > 0 ? waited : 0.0,  // a wait still going that a race re-stamped: none
             now.waits - last.waits + now.waiting,
             now.idle_ns - last.idle_ns,
             consumers,
             open_lanes,
-            cpu_busy};
+            cpu_busy,
+            now.events - last.events};
   }
 };
 
 // The controller's decision rule, kept apart from the threads so that it can be tested on made-up
-// samples. Per interval: the average wait of buffers before a consumer took their lane (AIT) and
-// the consumers' average number parked. Backlog (AIT above grow_wait_ns while fewer than half a
-// consumer idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below
-// the open lanes, a CPU free) for grow_intervals intervals in a row adds one consumer; idleness
-// (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row removes one.
-// A move resets both runs, so the count moves at most once per grow_intervals intervals.
+// samples. What it proposes: backlog (Xu's AIT above grow_wait_ns while fewer than half a consumer
+// idled: the wait is not a parked consumer's wake-up) with room to grow (below max, below the open
+// lanes, a CPU free) for grow_intervals intervals in a row proposes one more consumer; idleness
+// (shrink_idle consumers parked on average, no backlog) for shrink_intervals in a row fewer: down
+// to the fewest that leave less than shrink_idle idle.
+// What it does: each move is a trial, judged on throughput with a margin (PoolOptions: evidence)
+// and undone if it failed; that direction is then held off (hysteresis) until its hold ends or the
+// load changes (PoolEvidence::baseline says when).
+// Nothing moves while a trial runs, so the count moves one step per trial at most. A move resets
+// the runs; trial_intervals = 0: no trials (every proposal is a move that stands).
 class PoolController {
  public:
   PoolController(const PoolOptions& options, std::size_t min_consumers, std::size_t max_consumers)
-      : options_(options), min_(min_consumers), max_(max_consumers), rng_(options.seed) {}
+      : options_(options),
+        min_(min_consumers),
+        max_(max_consumers),
+        rng_(options.seed),
+        evidence_(options.trial_intervals) {}
 
-  // +1: add a consumer; -1: remove one; 0: keep the count.
-  int decide(const PoolSample& s) noexcept {
-    const double ait = s.waits > 0 ? s.wait_ns / s.waits : 0.0;
-    const double idle = s.interval_ns > 0 ? s.idle_ns / s.interval_ns : 0.0;
-    const bool backlog = ait > static_cast<double>(options_.grow_wait_ns) && idle < 0.5;
-    const bool cpu_free = options_.cpu_busy_max >= 1.0 || s.cpu_busy < options_.cpu_busy_max;
-    const bool room = s.consumers < max_ && s.consumers < s.open_lanes && cpu_free;
-    grow_run_ = backlog && room ? grow_run_ + 1 : 0;
-    const bool idle_enough = !backlog && idle >= options_.shrink_idle && s.consumers > min_;
-    shrink_run_ = idle_enough ? shrink_run_ + 1 : 0;
-    if (grow_run_ >= options_.grow_intervals) return moved(1);
-    if (shrink_run_ >= options_.shrink_intervals) return moved(-1);
+  // The move in consumers: +1 (grow), -k (shrink), the undoing of a failed trial, or 0.
+  int decide(const PoolSample& s) {
+    if (options_.rule != nullptr) return options_.rule->decide(s);
+    const double rate = s.interval_ns > 0 ? s.events * 1e9 / s.interval_ns : 0.0;
+    const int proposal = propose(s);
+    if (evidence_.on_trial()) return judge(rate);
+    if (evidence_.baseline(rate)) grow_hold_ = shrink_hold_ = grow_fails_ = shrink_fails_ = 0;
+    if (proposal > 0 && grow_hold_ == 0 && evidence_.ready()) return start(proposal);
+    if (proposal < 0 && shrink_hold_ == 0 && evidence_.ready()) return start(proposal);
     return 0;
   }
 
   // The next interval's length: uniform in [0.5, 1.5] x interval_ns (splitmix64).
-  std::uint64_t next_interval_ns() noexcept {
+  std::uint64_t next_interval_ns() {
+    if (options_.rule != nullptr) return options_.rule->next_interval_ns();
     std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -2008,17 +2153,59 @@ class PoolController {
   }
 
  private:
-  int moved(int step) noexcept {
+  int propose(const PoolSample& s) noexcept {
+    const double ait = s.waits > 0 ? s.wait_ns / s.waits : 0.0;
+    const double idle = s.interval_ns > 0 ? s.idle_ns / s.interval_ns : 0.0;
+    const bool backlog = ait > static_cast<double>(options_.grow_wait_ns) && idle < 0.5;
+    const bool cpu_free = options_.cpu_busy_max >= 1.0 || s.cpu_busy < options_.cpu_busy_max;
+    const bool room = s.consumers < max_ && s.consumers < s.open_lanes && cpu_free;
+    grow_run_ = backlog && room ? grow_run_ + 1 : 0;
+    const bool idle_enough = !backlog && idle >= options_.shrink_idle && s.consumers > min_;
+    shrink_run_ = idle_enough ? shrink_run_ + 1 : 0;
+    grow_hold_ -= grow_hold_ != 0 ? 1 : 0;
+    shrink_hold_ -= shrink_hold_ != 0 ? 1 : 0;
+    if (grow_run_ >= options_.grow_intervals) return 1;
+    if (shrink_run_ < options_.shrink_intervals) return 0;
+    // Down at once to the fewest that leave less than shrink_idle idle (and one per busy
+    // consumer): after a blocking phase most of a large pool idles, and one step per run would
+    // take seconds. More would only shrink again on the next run.
+    const double busy = static_cast<double>(s.consumers) - idle;
+    const double keep = std::max(std::ceil(busy), std::ceil(busy + options_.shrink_idle) - 1);
+    const std::size_t target =
+        keep > static_cast<double>(min_) ? static_cast<std::size_t>(keep) : min_;
+    return target < s.consumers ? -static_cast<int>(s.consumers - target) : -1;
+  }
+
+  int start(int step) noexcept {
     grow_run_ = 0;
     shrink_run_ = 0;
+    evidence_.start(step);
     return step;
+  }
+
+  // One interval of a trial; at its end, the verdict: 0 (kept) or the move that undoes it.
+  int judge(double rate) noexcept {
+    const int step = evidence_.step();
+    const int verdict = evidence_.judge(rate, options_.margin);
+    if (verdict == PoolEvidence::kPending) return 0;
+    std::uint32_t& fails = verdict > 0 ? grow_fails_ : shrink_fails_;
+    if (verdict == PoolEvidence::kGrowKept || verdict == PoolEvidence::kShrinkKept) {
+      fails = 0;
+      return 0;
+    }
+    (verdict > 0 ? grow_hold_ : shrink_hold_) = options_.hold_intervals << (fails < 4 ? fails : 4);
+    ++fails;
+    grow_run_ = 0;
+    shrink_run_ = 0;
+    return -step;
   }
 
   PoolOptions options_;
   std::size_t min_, max_;
   std::uint64_t rng_;
-  std::uint32_t grow_run_ = 0;
-  std::uint32_t shrink_run_ = 0;
+  PoolEvidence evidence_;
+  std::uint32_t grow_run_ = 0, shrink_run_ = 0;
+  std::uint32_t grow_hold_ = 0, shrink_hold_ = 0, grow_fails_ = 0, shrink_fails_ = 0;
 };
 
 // The host's CPU busy fraction between two readings of /proc/stat's first line (all CPUs: other
@@ -2070,16 +2257,22 @@ class PoolHandler {
  public:
   explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
 
-  // A relaxed load per event (of a word written once): no call begins once a throw is kept.
-  void run(const T* events, std::size_t n) noexcept {
+  // A relaxed load per event (of a word written once): no call begins once a throw is kept. Each
+  // event counts in `handled` (the calling consumer's own counter) as its call returns, so the
+  // controller's throughput is not lumped by runs (a run of a slow handler can outlast an
+  // interval); events dropped after a throw count at once.
+  void run(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled) noexcept {
+    std::size_t i = 0;
     try {
-      for (std::size_t i = 0; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
+      for (; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
         handler_(events[i]);
+        handled.store(handled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
     } catch (...) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (!failed_.exchange(true, std::memory_order_relaxed)) error_ = std::current_exception();
     }
+    handled.store(handled.load(std::memory_order_relaxed) + (n - i), std::memory_order_relaxed);
   }
 
   void rethrow() {
@@ -2105,7 +2298,7 @@ class PoolCrew {
   struct alignas(kCacheLineBytes) Worker {
     std::thread thread;
     std::atomic<bool> retire{false};
-    std::atomic<std::uint64_t> waited_ns{0}, waits{0}, idle_ns{0};
+    std::atomic<std::uint64_t> waited_ns{0}, waits{0}, idle_ns{0}, handled{0};
     std::atomic<std::int64_t> parked_since{0};  // while parked: when it began; 0 otherwise
 
     static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) noexcept {
@@ -2168,6 +2361,7 @@ class PoolCrew {
       t.waited_ns += static_cast<double>(w.waited_ns.load(std::memory_order_relaxed));
       t.waits += static_cast<double>(w.waits.load(std::memory_order_relaxed));
       t.idle_ns += static_cast<double>(w.idle_ns.load(std::memory_order_relaxed));
+      t.events += static_cast<double>(w.handled.load(std::memory_order_relaxed));
       const std::int64_t parked = w.parked_since.load(std::memory_order_relaxed);
       if (parked != 0 && now > parked) t.idle_ns += static_cast<double>(now - parked);
     }
@@ -2215,11 +2409,17 @@ struct PoolLane {
 
   // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
   // fence orders the release before that look, against a parking consumer's look at the claim
-  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting is
-  // stamped from now (its wait before the turn was counted); a hand-off racing the stamp may go
-  // uncounted: the signal errs low, never high.
+  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
+  // keeps the stamp its producer gave it during the turn (the controller may have counted that
+  // wait as going on already: restamping would take it back), else is stamped from now (its wait
+  // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs
+  // low, never high.
   bool release() noexcept {
-    since_ns.store(channel.pending() ? steady_now_ns() : 0, std::memory_order_relaxed);
+    if (!channel.pending()) {
+      since_ns.store(0, std::memory_order_relaxed);
+    } else if (since_ns.load(std::memory_order_relaxed) == 0) {
+      since_ns.store(steady_now_ns(), std::memory_order_relaxed);
+    }
     claimed.store(0, std::memory_order_release);
     seq_cst_fence();
     return wanted();
@@ -2878,7 +3078,7 @@ class BasicConsumerPool {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
-    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n); };
+    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
     const bool finished = turn.channel.ended() &&
                           !turn.finished.exchange(true, std::memory_order_acq_rel) &&
@@ -2921,8 +3121,8 @@ class BasicConsumerPool {
       last_ns = now;
       intervals_.fetch_add(1, std::memory_order_relaxed);
       const int move = options_.adaptive ? rule.decide(sample) : 0;
-      if (move > 0 && grow()) grown_.fetch_add(1, std::memory_order_relaxed);
-      if (move < 0) {
+      for (int m = move; m > 0 && crew_.running() < max_ && grow(); --m) grown_.fetch_add(1);
+      for (int m = move; m < 0 && crew_.running() > options_.min_consumers; ++m) {
         crew_.shrink([this](std::size_t k) { lot_.notify(k); });
         shrunk_.fetch_add(1, std::memory_order_relaxed);
       }
