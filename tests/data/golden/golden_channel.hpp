@@ -3298,8 +3298,8 @@ class ConsumerPool
                                kTuning.prefetch_bytes, kTuning.huge_pages> {
  public:
   // handler: a Handler, handler(event), or a PlaceHandler, handler(place, event).
-  template <class Handler>
-  ConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
+  template <class AnyHandler>
+  ConsumerPool(std::size_t producers, AnyHandler handler, PoolOptions options = PoolOptions{})
       : ConsumerPool::BasicConsumerPool(producers, std::move(handler), recommended(options)) {}
 
  private:

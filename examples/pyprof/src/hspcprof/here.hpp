@@ -34,7 +34,7 @@ constexpr const char* kDictKey = "hspcprof.session";  // where a thread state's 
 inline Session* open_here() {
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
-  reap(*g_profiler, false);
+  (void)reap(*g_profiler, false);
   PyObject* dict = PyThreadState_GetDict();
   ThreadObject* t = dict != nullptr ? new_thread_object(g_owner) : nullptr;
   Session* session = nullptr;
