@@ -344,6 +344,12 @@ void places() {
       HSPC_CHECK(&in == &pool.producer(in.place()), "producer %u: place() is not its index", id);
       state[in.place()] = Place{id, 0};  // before its first push, which publishes it
       ins.push_back(&in);
+    }
+    // Started once the wave is added: a producer that finished at once would lend its place to
+    // the next add_producer() (as a Python thread's session may: hspcprof checks for that).
+    for (std::uint32_t i = 0; i < kPerWave; ++i) {
+      const std::uint32_t id = wave * kPerWave + i;
+      Pool8::Producer& in = *ins[i];
       threads.emplace_back([&in, id] { produce<Pool8::Producer, Ev>(in, id, kEvents, Rng(id)); });
     }
     for (auto& t : threads) t.join();

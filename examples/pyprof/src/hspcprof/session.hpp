@@ -33,8 +33,14 @@ enum class Mode { kNull, kEmpty, kChannel, kInline };
 // told the event's place and finds the session's Aggregator there. That table needs no lock: a
 // place's entry is written before its producer's first push (whose hand-off publishes it to the
 // consumers), and rewritten only when add_producer() gives the place to a new session, which it
-// does once every call for the last one has returned (ConsumerPool's place contract). A pool
-// holds at most kMaxProducers producers alive at once; more threads than that get another pool.
+// does once every call for the last one has returned (ConsumerPool's place contract). An
+// Aggregator is plain data handed from consumer to consumer with its lane: a turn starts with
+// the lane's claim (an acquire CAS) and ends with its release (a release store), so each turn
+// reads the claim word the last one released and sees everything it wrote (the profile, the
+// open call stack); and the thread that folds a closed session in first sees
+// Producer::finished() (an acquire load of the counter the last turn bumped, acq_rel, after its
+// handler calls), so the whole profile is visible to it. A pool holds at most kMaxProducers
+// producers alive at once; more threads than that get another pool.
 class SessionPool {
  public:
   using Pool = pyprof::ConsumerPool<Event>;

@@ -2,8 +2,8 @@
 // ThreadObject, owned by the thread state: its profile hook's object, or an entry of its dict for
 // the frame producer) and a Session (session.hpp) the profiler owns. A session is opened when
 // the hook is installed (or on the thread's first frame) and closed when the thread state ends or
-// the profiler is disabled; its profile is summed into the profiler's once its consumer has
-// drained. All of it runs under the GIL, which is also what keeps two threads' producers from
+// the profiler is disabled; its profile is summed into the profiler's once the pool has drained
+// it. All of it runs under the GIL, which is also what keeps two threads' producers from
 // ever running at once; the one exception is a forked child's first moment (fork.hpp).
 #pragma once
 
@@ -204,7 +204,7 @@ inline Session* open_session(Profiler& p) {
 }
 
 // A new reference to a thread's object with a session of its own, listed in p.threads; null
-// with an exception set if the session's consumer would not start.
+// with an exception set if the pool would not take the session.
 inline ThreadObject* new_thread_object(PyObject* self) {
   Profiler& p = impl_of(self);
   auto* t = PyObject_New(ThreadObject, g_thread_type);
