@@ -62,10 +62,14 @@ namespace hspc {
 //   so no producer blocks for ever; wait() rethrows that exception once, after the pool stops.
 // - The destructor without wait(): stops the consumers after their current turn and the
 //   controller, without waiting for producers to close; events not yet handled are dropped.
-// - consumers() is the number of consumer threads running at the moment of the call;
-//   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
-//   grows, below the lanes of producers not yet finished: ordered, the producers (more cannot
-//   help); unordered, max per producer, so max bounds it.
+// - handler(place, event) (PlaceHandler): place is the pushing producer's Producer::place().
+//   Ordered, a place's calls are sequenced, each one's effects visible to the next (a claim
+//   acquires the last turn's release) and to whoever saw its finished(), which comes before
+//   add_producer() reuses the place: per-producer state needs no lock.
+// - consumers() is the number of consumer threads running at the moment of the call, and
+//   peak_consumers() the most at once so far; adjustments() counts the controller's moves. The
+//   count stays in [min, max] and, while it grows, below the lanes of producers not yet finished:
+//   ordered, the producers (more cannot help); unordered, max per producer, so max bounds it.
 // - Per event: a producer does what its channel does (no pool state); a consumer calls the
 //   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
 //   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
@@ -76,9 +80,8 @@ namespace hspc {
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
-// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_lane.hpp,
-// pool_deal.hpp); consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on
-// lines of their own.
+// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_deal.hpp);
+// consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
@@ -93,6 +96,7 @@ class BasicConsumerPool {
   using Producer = typename Deal::Producer;
   using value_type = T;
   using Handler = std::function<void(const T&)>;
+  using PlaceHandler = std::function<void(std::size_t, const T&)>;  // (its producer's place, event)
 
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
@@ -100,25 +104,9 @@ class BasicConsumerPool {
   static constexpr std::size_t kMaxConsumers = detail::kMaxPoolConsumers;
 
   BasicConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
-      : options_(detail::checked_pool_options(options, kMaxConsumers)),
-        max_(detail::pool_max_consumers(options, kMaxConsumers)),
-        handler_(std::move(handler)),
-        lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
-        crew_(max_),
-        roster_(options_.ordered ? 1 : max_, lot_) {
-    const std::size_t start =
-        options.start_consumers == 0 ? options.min_consumers : options.start_consumers;
-    try {
-      for (std::size_t i = 0; i < producers; ++i) add_producer();
-      while (crew_.running() < std::min(std::max(start, options.min_consumers), max_)) {
-        if (!grow()) throw std::runtime_error("BasicConsumerPool: cannot start a consumer");
-      }
-      controller_ = std::thread([this] { control(); });
-    } catch (...) {
-      stop_consumers();
-      throw;
-    }
-  }
+      : BasicConsumerPool(producers, std::move(handler), nullptr, options) {}
+  BasicConsumerPool(std::size_t producers, PlaceHandler handler, PoolOptions options = {})
+      : BasicConsumerPool(producers, nullptr, std::move(handler), options) {}
 
   ~BasicConsumerPool() { stop(); }
 
@@ -152,8 +140,9 @@ class BasicConsumerPool {
     handler_.rethrow();
   }
 
-  // Consumer threads running now.
+  // Consumer threads running now, and the most that ran at once so far.
   std::size_t consumers() const noexcept { return crew_.live(); }
+  std::size_t peak_consumers() const noexcept { return crew_.peak(); }
 
   PoolAdjustments adjustments() const noexcept {
     return {grown_.load(std::memory_order_relaxed), shrunk_.load(std::memory_order_relaxed),
@@ -163,6 +152,26 @@ class BasicConsumerPool {
  private:
   using Worker = detail::PoolCrew::Worker;
   using Totals = detail::PoolTotals;
+
+  BasicConsumerPool(std::size_t producers, Handler one, PlaceHandler placed, PoolOptions options)
+      : options_(detail::checked_pool_options(options, kMaxConsumers)),
+        max_(detail::pool_max_consumers(options, kMaxConsumers)),
+        handler_(std::move(one), std::move(placed)),
+        lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
+        crew_(max_),
+        roster_(options_.ordered ? 1 : max_, lot_) {
+    try {
+      for (std::size_t i = 0; i < producers; ++i) add_producer();
+      while (crew_.running() <
+             std::min(std::max(options.start_consumers, options.min_consumers), max_)) {
+        if (!grow()) throw std::runtime_error("BasicConsumerPool: cannot start a consumer");
+      }
+      controller_ = std::thread([this] { control(); });
+    } catch (...) {
+      stop_consumers();
+      throw;
+    }
+  }
 
   // ---- consumers ----
 
@@ -190,7 +199,9 @@ class BasicConsumerPool {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
-    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
+    const auto handle = [&](const T* events, std::size_t n) {
+      handler_.run(deal.place(), events, n, w.handled);
+    };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
     const bool finished = turn.channel.ended() &&
                           !turn.finished.exchange(true, std::memory_order_acq_rel) &&

@@ -19,20 +19,44 @@ namespace detail {
 
 // A pool's handler and the first exception it threw, kept for wait() to rethrow once. After a
 // throw the handler is not called again (its events still count as consumed: the pool drains).
+// Either form: handler(event), or handler(place, event) with the place of the producer that
+// pushed it (BasicConsumerPool says what a place is), for state kept per producer.
 template <class T>
 class PoolHandler {
  public:
   explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
+  explicit PoolHandler(std::function<void(std::size_t, const T&)> handler)
+      : by_place_(std::move(handler)) {}
+  PoolHandler(std::function<void(const T&)> handler,
+              std::function<void(std::size_t, const T&)> by_place)
+      : handler_(std::move(handler)), by_place_(std::move(by_place)) {}
 
   // A relaxed load per event (of a word written once): no call begins once a throw is kept. Each
   // event counts in `handled` (the calling consumer's own counter) as its call returns, so the
   // controller's throughput is not lumped by runs (a run of a slow handler can outlast an
-  // interval); events dropped after a throw count at once.
-  void run(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled) noexcept {
+  // interval); events dropped after a throw count at once. The form is chosen once per run.
+  void run(std::size_t place, const T* events, std::size_t n,
+           std::atomic<std::uint64_t>& handled) noexcept {
+    if (by_place_) {
+      run_each(events, n, handled, [&](const T& e) { by_place_(place, e); });
+    } else {
+      run_each(events, n, handled, handler_);
+    }
+  }
+
+  void rethrow() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  template <class Call>
+  void run_each(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled,
+                const Call& call) noexcept {
     std::size_t i = 0;
     try {
       for (; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
-        handler_(events[i]);
+        call(events[i]);
         handled.store(handled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
     } catch (...) {
@@ -42,13 +66,8 @@ class PoolHandler {
     handled.store(handled.load(std::memory_order_relaxed) + (n - i), std::memory_order_relaxed);
   }
 
-  void rethrow() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
-
- private:
   const std::function<void(const T&)> handler_;
+  const std::function<void(std::size_t, const T&)> by_place_;
   std::atomic<bool> failed_{false};
   std::mutex mutex_;
   std::exception_ptr error_;
@@ -87,6 +106,9 @@ class PoolCrew {
   std::size_t live() const noexcept { return live_.load(std::memory_order_acquire); }
   // Consumers started and not retired (the starting thread's view; not for others to read).
   std::size_t running() const noexcept { return running_; }
+  // The most consumer threads that have existed at once (a retiring one is joined before the
+  // next starts, so it is running()'s highest value). Any thread.
+  std::size_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
   // The consumer's last act: it is no longer running.
   void left() noexcept { live_.fetch_sub(1, std::memory_order_acq_rel); }
 
@@ -102,7 +124,7 @@ class PoolCrew {
       live_.fetch_sub(1, std::memory_order_acq_rel);
       return false;
     }
-    ++running_;
+    if (++running_ > peak()) peak_.store(running_, std::memory_order_relaxed);
     return true;
   }
 
@@ -139,6 +161,7 @@ class PoolCrew {
   const std::size_t seats_;
   std::atomic<std::size_t> live_{0};
   std::size_t running_ = 0;
+  std::atomic<std::size_t> peak_{0};
 };
 
 }  // namespace detail

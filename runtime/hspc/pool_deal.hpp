@@ -101,6 +101,17 @@ class PoolDeal {
       deal_.left_.store(true, std::memory_order_release);
     }
 
+    // This producer's place: its index for producer(i), and the first argument of a handler
+    // that takes one. add_producer() may give it to a later producer once this one finished.
+    std::size_t place() const noexcept { return deal_.place_; }
+
+    // Every event pushed before close() was handled (any thread; the acquire makes what the
+    // handler calls did for them visible to the caller). False again once add_producer() has
+    // given the place to another producer: ask before that (callers of both agree on an order).
+    bool finished() const noexcept {
+      return deal_.ended_.load(std::memory_order_acquire) == deal_.count_;
+    }
+
     // How often push/emplace found every buffer in use and had to wait (read by this producer's
     // thread, or by any once it has been joined).
     std::uint64_t waits() const noexcept {
@@ -160,8 +171,8 @@ class PoolDeal {
     Cursor cursor_;
   };
 
-  PoolDeal(std::size_t lanes, Lot& lot)
-      : lanes_(allocate(lanes)), count_(lanes), producer(*this, lot) {
+  PoolDeal(std::size_t lanes, Lot& lot, std::size_t place)
+      : lanes_(allocate(lanes)), count_(lanes), place_(place), producer(*this, lot) {
     std::size_t built = 0;
     try {
       for (; built < lanes; ++built) ::new (static_cast<void*>(lanes_ + built)) Lane();
@@ -176,6 +187,7 @@ class PoolDeal {
   PoolDeal& operator=(const PoolDeal&) = delete;
 
   std::size_t lanes() const noexcept { return count_; }
+  std::size_t place() const noexcept { return place_; }
   Lane& lane(std::size_t j) const noexcept { return lanes_[j]; }
 
   // A lane that is wanted now (PoolLane::wanted), looking from lane `from` on; nullptr if none.
@@ -228,6 +240,7 @@ class PoolDeal {
 
   Lane* const lanes_;
   const std::size_t count_;
+  const std::size_t place_;                                     // its index in the pool's roster
   alignas(kCacheLineBytes) std::atomic<std::size_t> ended_{0};  // lanes whose end was seen
   std::atomic<bool> left_{false};                               // the producer left close()
 

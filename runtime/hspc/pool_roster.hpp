@@ -64,7 +64,7 @@ class PoolRoster {
     if (n == kMaxDeals) {
       throw std::length_error("BasicConsumerPool: 256 producers alive at once already");
     }
-    Deal* made = new Deal(lanes_, lot_);
+    Deal* made = new Deal(lanes_, lot_, n);
     deals_[n].store(made, std::memory_order_release);
     count_.store(n + 1, std::memory_order_release);
     added_.fetch_add(1, std::memory_order_release);

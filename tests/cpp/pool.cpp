@@ -12,6 +12,8 @@
 //   overlap), with consumers() within its limits throughout;
 // - late: producers added while the pool runs, some with no events at all (a finished one's place
 //   may be reused: pool_deal.cpp tests that, and the unordered mode);
+// - places: a handler told each event's producer place keeps per-place state with no lock, over
+//   waves of producers reusing the places, read by the adding thread once finished();
 // - adapt: growth forced (a tiny interval, a handler that sleeps), then shrinking (a light
 //   handler, producers that pause), then wait();
 // - teardown: wait() and the destructor (without wait, producers unclosed) while it grows;
@@ -310,6 +312,62 @@ void late() {
   std::printf("ok late producers: %zu\n", pool.producers());
 }
 
+// ---- places ----
+
+// A handler told each event's place keeps per-place state without a lock or an atomic, as
+// hspcprof keeps a thread's call stack: producers come in waves, each wave on the places the last
+// one left once those were finished(), after which the adding thread reads their state.
+void places() {
+  using Ev = Event<16>;
+  constexpr std::uint32_t kWaves = 3, kPerWave = 4, kEvents = kMixedEvents / 4;
+  struct Place {
+    std::uint32_t id = ~0U;  // the producer now there
+    std::uint32_t next = 0;
+  };
+  std::vector<Place> state(Pool8::kMaxProducers);
+  const auto handle = [&](std::size_t place, const Ev& ev) {
+    HSPC_CHECK(ev.intact(), "event %08x corrupted", ev.seq);
+    Place& at = state[place];
+    HSPC_CHECK(ev.seq >> 24 == at.id, "place %zu: producer %u's event, not %u's", place,
+               ev.seq >> 24, at.id);
+    HSPC_CHECK((ev.seq & 0xffffff) == at.next, "place %zu: event %u after %u", place,
+               ev.seq & 0xffffff, at.next);
+    ++at.next;
+  };
+  Pool8 pool(0, handle, restless(1, 3));
+  for (std::uint32_t wave = 0; wave < kWaves; ++wave) {
+    std::vector<Pool8::Producer*> ins;
+    std::vector<std::thread> threads;
+    for (std::uint32_t i = 0; i < kPerWave; ++i) {
+      const std::uint32_t id = wave * kPerWave + i;
+      Pool8::Producer& in = pool.add_producer();
+      HSPC_CHECK(&in == &pool.producer(in.place()), "producer %u: place() is not its index", id);
+      state[in.place()] = Place{id, 0};  // before its first push, which publishes it
+      ins.push_back(&in);
+    }
+    // Started once the wave is added: a producer that finished at once would lend its place to
+    // the next add_producer() (as a Python thread's session may: hspcprof checks for that).
+    for (std::uint32_t i = 0; i < kPerWave; ++i) {
+      const std::uint32_t id = wave * kPerWave + i;
+      Pool8::Producer& in = *ins[i];
+      threads.emplace_back([&in, id] { produce<Pool8::Producer, Ev>(in, id, kEvents, Rng(id)); });
+    }
+    for (auto& t : threads) t.join();
+    for (std::uint32_t i = 0; i < kPerWave; ++i) {
+      while (!ins[i]->finished()) std::this_thread::sleep_for(Micros(100));
+      const Place& at = state[ins[i]->place()];
+      HSPC_CHECK(at.id == wave * kPerWave + i && at.next == kEvents, "producer %u: %u of %u",
+                 wave * kPerWave + i, at.next, kEvents);
+    }
+  }
+  HSPC_CHECK(pool.producers() == kPerWave, "%zu places for %u at once", pool.producers(), kPerWave);
+  pool.wait();
+  HSPC_CHECK(pool.peak_consumers() >= 1 && pool.peak_consumers() <= 3, "peak of %zu consumers",
+             pool.peak_consumers());
+  std::printf("ok places: %u waves of %u, peak %zu consumers\n", kWaves, kPerWave,
+              pool.peak_consumers());
+}
+
 // ---- adapt ----
 
 void adapt(hspc_test::Watchdog& watchdog) {
@@ -457,6 +515,8 @@ int main() {
   mixed<4, 1024, 16, 200000>("buffers=4 buffer_bytes=1024 event=16 bound_ns=200000");
   watchdog.arm("late", std::chrono::seconds(120));
   late();
+  watchdog.arm("places", std::chrono::seconds(120));
+  places();
   adapt(watchdog);
   watchdog.arm("teardown", std::chrono::seconds(120));
   teardown(true);

@@ -10,8 +10,12 @@ std::size_t standalone_pool_crew() {
   hspc::detail::PoolHandler<std::uint32_t> handler([](const std::uint32_t&) {});
   const std::uint32_t events[2] = {1, 2};
   std::atomic<std::uint64_t> handled{0};
-  handler.run(events, 2, handled);
+  handler.run(0, events, 2, handled);
   handler.rethrow();
+  std::size_t places = 0;
+  hspc::detail::PoolHandler<std::uint32_t> by_place(
+      [&places](std::size_t place, const std::uint32_t&) { places += place; });
+  by_place.run(3, events, 2, handled);
   const bool started = crew.grow([&crew](std::size_t k) {
     crew.worker(k).waited(5);
     while (!crew.worker(k).retiring()) {
@@ -22,6 +26,6 @@ std::size_t standalone_pool_crew() {
   hspc::detail::PoolTotals totals;
   crew.add_to(totals, 1);
   crew.join_all();
-  return crew.live() + crew.running() + static_cast<std::size_t>(totals.waits + totals.events) +
-         handled.load();
+  return crew.live() + crew.running() + crew.peak() + places +
+         static_cast<std::size_t>(totals.waits + totals.events) + handled.load();
 }

@@ -13,7 +13,7 @@ template <hspc::Primitive P, std::size_t MaxLatencyNs>
 std::size_t use_deal(std::size_t lanes) {
   using Deal = hspc::detail::PoolDeal<std::uint64_t, P, 2, 64, 64, 5000, MaxLatencyNs, 0, false>;
   typename Deal::Lot lot(1, 0);
-  Deal deal(lanes, lot);
+  Deal deal(lanes, lot, 0);
   deal.producer.push(1);
   deal.producer.emplace(2U);
   if (deal.producer.try_push(3)) deal.producer.flush();
@@ -28,6 +28,7 @@ std::size_t use_deal(std::size_t lanes) {
   hspc::detail::PoolTotals totals;
   deal.add_to(totals, 1);
   if (deal.reusable()) deal.reopen();
+  n += deal.producer.finished() + deal.producer.place() + deal.place();
   return n + deal.lanes() + deal.producer.waits() + static_cast<std::size_t>(totals.waiting);
 }
 

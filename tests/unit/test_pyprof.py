@@ -212,14 +212,18 @@ def test_pstats_reads_and_sorts_it(hp: ModuleType, capsys: pytest.CaptureFixture
 
 def test_the_comparison_lines_run_the_same_hook(hp: ModuleType) -> None:
     """The benchmark's lines: inline aggregates in the hook, so its counts are cProfile's too;
-    empty does the producer's work into a buffer nobody reads; null only installs the hook."""
+    empty does the producer's work into a buffer nobody reads; null only installs the hook. Only
+    channel starts consumers."""
     assert_same_counts(hp, wl.recursion, mode="inline")
-    seen = {}
+    seen, consumers = {}, {}
     for mode in ("null", "empty", "channel", "inline"):
         profile = hp.Profile(mode=mode)
         profile.runcall(wl.fib, 10)
         profile.create_stats()
         seen[mode] = (profile.mode, profile.events, bool(profile.stats))
+        consumers[mode] = profile.consumers
+    assert consumers.pop("channel") >= 1
+    assert consumers == {"null": 0, "empty": 0, "inline": 0}
     assert seen["null"] == ("null", 0, False)
     assert seen["empty"][0] == "empty" and seen["empty"][1] >= 2 * 177  # fib(10): 177 calls
     assert seen["empty"][1:] == (seen["channel"][1], False)

@@ -60,9 +60,10 @@ def test_it_is_the_frame_producer_and_the_modes_run_on_it(hp: ModuleType) -> Non
         profile = hp.Profile(builtins=False, mode=mode)
         profile.runcall(wl.fib, 10)
         assert profile.producer == "frames"
-        events[mode] = profile.events
-    assert events["null"] == 0
-    assert events["empty"] == events["channel"] == events["inline"] == 2 * 177
+        events[mode] = (profile.events, min(profile.consumers, 1))
+    assert events["null"] == (0, 0)
+    assert events["empty"] == events["inline"] == (2 * 177, 0)  # no consumer
+    assert events["channel"] == (2 * 177, 1)
 
 
 def test_a_second_profiler_falls_back_to_the_profile_hook(hp: ModuleType) -> None:

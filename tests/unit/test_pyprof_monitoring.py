@@ -63,9 +63,10 @@ def test_the_modes_run_on_the_callbacks(hp: ModuleType) -> None:
         profile = hp.Profile(builtins=False, mode=mode)
         profile.runcall(wl.fib, 10)
         assert profile.producer == "monitoring"
-        events[mode] = profile.events
-    assert events["null"] == 0
-    assert events["empty"] == events["channel"] == events["inline"] == 2 * 177
+        events[mode] = (profile.events, min(profile.consumers, 1))
+    assert events["null"] == (0, 0)
+    assert events["empty"] == events["inline"] == (2 * 177, 0)  # no consumer
+    assert events["channel"] == (2 * 177, 1)
 
 
 def test_it_takes_cprofiles_tool_id_and_frees_it(hp: ModuleType) -> None:

@@ -1,11 +1,12 @@
-"""hspcprof profiles every Python thread, each with its own channel and consumer: the threads'
-profiles add up to what cProfile gives when each thread runs under a cProfile of its own (on
-CPython 3.11; from 3.12 on, where one cProfile takes every thread's events into one stack, to
-what it gives for each job run alone)."""
+"""hspcprof profiles every Python thread, each with its own channel, all drained by one pool of
+consumer threads: the threads' profiles add up to what cProfile gives when each thread runs
+under a cProfile of its own (on CPython 3.11; from 3.12 on, where one cProfile takes every
+thread's events into one stack, to what it gives for each job run alone)."""
 
 from __future__ import annotations
 
 import cProfile
+import os
 import pstats
 import threading
 from collections.abc import Callable
@@ -21,9 +22,12 @@ pytestmark = pytest.mark.slow
 JOBS: list[Callable[[], object]] = [wl.recursion, wl.generators, wl.exceptions, wl.builtins]
 
 
-def in_threads(wrap: Callable[[Callable[[], object]], Callable[[], object]]) -> None:
+def in_threads(
+    wrap: Callable[[Callable[[], object]], Callable[[], object]],
+    jobs: list[Callable[[], object]] = JOBS,
+) -> None:
     """Each job in a thread of its own, started and joined here, and fib in this thread."""
-    workers = [threading.Thread(target=wrap(job)) for job in JOBS]
+    workers = [threading.Thread(target=wrap(job)) for job in jobs]
     for worker in workers:
         worker.start()
     wl.fib(12)
@@ -41,27 +45,27 @@ def workload_counts(stats: Stats) -> dict[object, object]:
     }
 
 
-def cprofile_per_thread() -> Stats:
+def cprofile_per_thread(jobs: list[Callable[[], object]] = JOBS, builtins: bool = True) -> Stats:
     profiles: list[cProfile.Profile] = []
 
     def wrap(job: Callable[[], object]) -> Callable[[], object]:
-        profile = cProfile.Profile()
+        profile = cProfile.Profile(builtins=builtins)
         profiles.append(profile)
         return lambda: profile.runcall(job)
 
-    main = cProfile.Profile()
-    main.runcall(in_threads, wrap)
+    main = cProfile.Profile(builtins=builtins)
+    main.runcall(in_threads, wrap, jobs)
     total = pstats.Stats(main)
     for profile in profiles:
         total.add(profile)
     return total.stats  # type: ignore[attr-defined, no-any-return]
 
 
-def cprofile_one_at_a_time() -> Stats:
+def cprofile_one_at_a_time(jobs: list[Callable[[], object]] = JOBS, builtins: bool = True) -> Stats:
     """Each job, then fib, in this thread under a cProfile of its own (sys.monitoring's events are
     the interpreter's, so from 3.12 on two cProfiles never run at once)."""
-    profiles = [cProfile.Profile() for _ in [*JOBS, wl.fib]]
-    for profile, job in zip(profiles, JOBS, strict=False):
+    profiles = [cProfile.Profile(builtins=builtins) for _ in [*jobs, wl.fib]]
+    for profile, job in zip(profiles, jobs, strict=False):
         profile.runcall(job)
     profiles[-1].runcall(wl.fib, 12)
     total = pstats.Stats(profiles[0])
@@ -70,9 +74,15 @@ def cprofile_one_at_a_time() -> Stats:
     return total.stats  # type: ignore[attr-defined, no-any-return]
 
 
+def cprofile_oracle(jobs: list[Callable[[], object]] = JOBS, builtins: bool = True) -> Stats:
+    if MONITORING:
+        return cprofile_one_at_a_time(jobs, builtins)
+    return cprofile_per_thread(jobs, builtins)
+
+
 def test_threads_started_while_profiling_add_up_to_cprofile_per_thread(hp: ModuleType) -> None:
     in_threads(lambda job: job)  # once unprofiled: first-run imports and caches
-    expected = workload_counts(cprofile_one_at_a_time() if MONITORING else cprofile_per_thread())
+    expected = workload_counts(cprofile_oracle())
     profile = hp.Profile()
     got = workload_counts(profiled(profile, lambda: in_threads(lambda job: job)))
     assert got == expected
@@ -115,9 +125,37 @@ def os_threads() -> int:
 
 
 @pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
+def test_24_threads_share_a_pool_of_consumers_no_larger_than_helps(
+    hp: ModuleType, builtins: bool
+) -> None:
+    """One pool drains every thread's channel: 24 Python threads at once (and this one) run at
+    most one consumer per usable CPU, not one each, and the counts are cProfile's."""
+    jobs = [JOBS[i % len(JOBS)] for i in range(24)]
+    in_threads(lambda job: job, jobs)  # once unprofiled: first-run imports and caches
+    expected = workload_counts(cprofile_oracle(jobs, builtins))
+    before = most = os_threads()
+
+    def counting(job: Callable[[], object]) -> Callable[[], object]:
+        def run() -> None:
+            nonlocal most
+            job()
+            most = max(most, os_threads())
+
+        return run
+
+    profile = hp.Profile(builtins=builtins)
+    got = workload_counts(profiled(profile, lambda: in_threads(counting, jobs)))
+    assert got == expected
+    helps = min(len(os.sched_getaffinity(0)), len(jobs) + 1)
+    assert 1 <= profile.consumers <= helps, (profile.consumers, helps)
+    assert most <= before + len(jobs) + helps + 1, (before, most)  # + the pool's controller
+
+
+@pytest.mark.parametrize("builtins", [True, False], ids=["builtins", "no-builtins"])
 def test_a_thread_that_ends_ends_its_session(hp: ModuleType, builtins: bool) -> None:
-    """A thread's consumer drains and stops when the thread ends, not at disable(): a program
-    that starts thread after thread keeps a few OS threads, not one consumer per thread it ran."""
+    """A thread's session is drained and folded in once the thread ends, not at disable(): a
+    program that starts thread after thread keeps a few OS threads (the pool's consumers and its
+    controller), not one consumer per thread it ran."""
     profile = hp.Profile(builtins=builtins)
     before = most = os_threads()
     with profile:
@@ -127,7 +165,7 @@ def test_a_thread_that_ends_ends_its_session(hp: ModuleType, builtins: bool) -> 
             worker.join()
             most = max(most, os_threads())
     assert profile.producer == PRODUCER[builtins]
-    assert most <= before + 6, (before, most)  # this thread's consumer, a few still draining
+    assert most <= before + 6, (before, most)  # the pool's threads, a worker ending
     profile.create_stats()
     assert profile.stats[name_of(profile.stats, "fib")][:2] == (24, 24 * 15)
 

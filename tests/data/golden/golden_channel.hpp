@@ -2252,20 +2252,44 @@ namespace detail {
 
 // A pool's handler and the first exception it threw, kept for wait() to rethrow once. After a
 // throw the handler is not called again (its events still count as consumed: the pool drains).
+// Either form: handler(event), or handler(place, event) with the place of the producer that
+// pushed it (BasicConsumerPool says what a place is), for state kept per producer.
 template <class T>
 class PoolHandler {
  public:
   explicit PoolHandler(std::function<void(const T&)> handler) : handler_(std::move(handler)) {}
+  explicit PoolHandler(std::function<void(std::size_t, const T&)> handler)
+      : by_place_(std::move(handler)) {}
+  PoolHandler(std::function<void(const T&)> handler,
+              std::function<void(std::size_t, const T&)> by_place)
+      : handler_(std::move(handler)), by_place_(std::move(by_place)) {}
 
   // A relaxed load per event (of a word written once): no call begins once a throw is kept. Each
   // event counts in `handled` (the calling consumer's own counter) as its call returns, so the
   // controller's throughput is not lumped by runs (a run of a slow handler can outlast an
-  // interval); events dropped after a throw count at once.
-  void run(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled) noexcept {
+  // interval); events dropped after a throw count at once. The form is chosen once per run.
+  void run(std::size_t place, const T* events, std::size_t n,
+           std::atomic<std::uint64_t>& handled) noexcept {
+    if (by_place_) {
+      run_each(events, n, handled, [&](const T& e) { by_place_(place, e); });
+    } else {
+      run_each(events, n, handled, handler_);
+    }
+  }
+
+  void rethrow() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+
+ private:
+  template <class Call>
+  void run_each(const T* events, std::size_t n, std::atomic<std::uint64_t>& handled,
+                const Call& call) noexcept {
     std::size_t i = 0;
     try {
       for (; i < n && !failed_.load(std::memory_order_relaxed); ++i) {
-        handler_(events[i]);
+        call(events[i]);
         handled.store(handled.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
       }
     } catch (...) {
@@ -2275,13 +2299,8 @@ class PoolHandler {
     handled.store(handled.load(std::memory_order_relaxed) + (n - i), std::memory_order_relaxed);
   }
 
-  void rethrow() {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
-  }
-
- private:
   const std::function<void(const T&)> handler_;
+  const std::function<void(std::size_t, const T&)> by_place_;
   std::atomic<bool> failed_{false};
   std::mutex mutex_;
   std::exception_ptr error_;
@@ -2320,6 +2339,9 @@ class PoolCrew {
   std::size_t live() const noexcept { return live_.load(std::memory_order_acquire); }
   // Consumers started and not retired (the starting thread's view; not for others to read).
   std::size_t running() const noexcept { return running_; }
+  // The most consumer threads that have existed at once (a retiring one is joined before the
+  // next starts, so it is running()'s highest value). Any thread.
+  std::size_t peak() const noexcept { return peak_.load(std::memory_order_relaxed); }
   // The consumer's last act: it is no longer running.
   void left() noexcept { live_.fetch_sub(1, std::memory_order_acq_rel); }
 
@@ -2335,7 +2357,7 @@ class PoolCrew {
       live_.fetch_sub(1, std::memory_order_acq_rel);
       return false;
     }
-    ++running_;
+    if (++running_ > peak()) peak_.store(running_, std::memory_order_relaxed);
     return true;
   }
 
@@ -2372,6 +2394,7 @@ class PoolCrew {
   const std::size_t seats_;
   std::atomic<std::size_t> live_{0};
   std::size_t running_ = 0;
+  std::atomic<std::size_t> peak_{0};
 };
 
 }  // namespace detail
@@ -2666,6 +2689,17 @@ class PoolDeal {
       deal_.left_.store(true, std::memory_order_release);
     }
 
+    // This producer's place: its index for producer(i), and the first argument of a handler
+    // that takes one. add_producer() may give it to a later producer once this one finished.
+    std::size_t place() const noexcept { return deal_.place_; }
+
+    // Every event pushed before close() was handled (any thread; the acquire makes what the
+    // handler calls did for them visible to the caller). False again once add_producer() has
+    // given the place to another producer: ask before that (callers of both agree on an order).
+    bool finished() const noexcept {
+      return deal_.ended_.load(std::memory_order_acquire) == deal_.count_;
+    }
+
     // How often push/emplace found every buffer in use and had to wait (read by this producer's
     // thread, or by any once it has been joined).
     std::uint64_t waits() const noexcept {
@@ -2725,8 +2759,8 @@ class PoolDeal {
     Cursor cursor_;
   };
 
-  PoolDeal(std::size_t lanes, Lot& lot)
-      : lanes_(allocate(lanes)), count_(lanes), producer(*this, lot) {
+  PoolDeal(std::size_t lanes, Lot& lot, std::size_t place)
+      : lanes_(allocate(lanes)), count_(lanes), place_(place), producer(*this, lot) {
     std::size_t built = 0;
     try {
       for (; built < lanes; ++built) ::new (static_cast<void*>(lanes_ + built)) Lane();
@@ -2741,6 +2775,7 @@ class PoolDeal {
   PoolDeal& operator=(const PoolDeal&) = delete;
 
   std::size_t lanes() const noexcept { return count_; }
+  std::size_t place() const noexcept { return place_; }
   Lane& lane(std::size_t j) const noexcept { return lanes_[j]; }
 
   // A lane that is wanted now (PoolLane::wanted), looking from lane `from` on; nullptr if none.
@@ -2793,6 +2828,7 @@ class PoolDeal {
 
   Lane* const lanes_;
   const std::size_t count_;
+  const std::size_t place_;                                     // its index in the pool's roster
   alignas(kCacheLineBytes) std::atomic<std::size_t> ended_{0};  // lanes whose end was seen
   std::atomic<bool> left_{false};                               // the producer left close()
 
@@ -2857,7 +2893,7 @@ class PoolRoster {
     if (n == kMaxDeals) {
       throw std::length_error("BasicConsumerPool: 256 producers alive at once already");
     }
-    Deal* made = new Deal(lanes_, lot_);
+    Deal* made = new Deal(lanes_, lot_, n);
     deals_[n].store(made, std::memory_order_release);
     count_.store(n + 1, std::memory_order_release);
     added_.fetch_add(1, std::memory_order_release);
@@ -2950,10 +2986,14 @@ class PoolRoster {
 //   so no producer blocks for ever; wait() rethrows that exception once, after the pool stops.
 // - The destructor without wait(): stops the consumers after their current turn and the
 //   controller, without waiting for producers to close; events not yet handled are dropped.
-// - consumers() is the number of consumer threads running at the moment of the call;
-//   adjustments() counts the controller's moves. The count stays in [min, max] and, while it
-//   grows, below the lanes of producers not yet finished: ordered, the producers (more cannot
-//   help); unordered, max per producer, so max bounds it.
+// - handler(place, event) (PlaceHandler): place is the pushing producer's Producer::place().
+//   Ordered, a place's calls are sequenced, each one's effects visible to the next (a claim
+//   acquires the last turn's release) and to whoever saw its finished(), which comes before
+//   add_producer() reuses the place: per-producer state needs no lock.
+// - consumers() is the number of consumer threads running at the moment of the call, and
+//   peak_consumers() the most at once so far; adjustments() counts the controller's moves. The
+//   count stays in [min, max] and, while it grows, below the lanes of producers not yet finished:
+//   ordered, the producers (more cannot help); unordered, max per producer, so max bounds it.
 // - Per event: a producer does what its channel does (no pool state); a consumer calls the
 //   handler through std::function. The rest is per buffer: a fence and a load at each hand-off
 //   (a clock reading when its lane had no buffer waiting), a CAS, a store and a fence per turn,
@@ -2964,9 +3004,8 @@ class PoolRoster {
 // - Latency bound (MaxLatencyNs != 0): kept by each producer as BasicFanOut keeps it (its channel
 //   has none of its own), so a due buffer is a hand-off the pool sees.
 //
-// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_lane.hpp,
-// pool_deal.hpp); consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on
-// lines of their own.
+// Layout: each producer's lanes are one allocation, their parts on separate lines (pool_deal.hpp);
+// consumers' counters (pool_crew.hpp) and the parked word (pool_parking.hpp) on lines of their own.
 template <class T, Primitive P, std::size_t Buffers, std::size_t BufferBytes,
           std::size_t PaddingBytes, std::size_t SpinNs = 5000, std::size_t MaxLatencyNs = 0,
           std::size_t PrefetchBytes = 0, bool HugePages = false>
@@ -2981,6 +3020,7 @@ class BasicConsumerPool {
   using Producer = typename Deal::Producer;
   using value_type = T;
   using Handler = std::function<void(const T&)>;
+  using PlaceHandler = std::function<void(std::size_t, const T&)>;  // (its producer's place, event)
 
   static constexpr std::size_t kEventsPerBuffer = Channel::kEventsPerBuffer;
   static constexpr std::size_t kMaxLatencyNs = MaxLatencyNs;
@@ -2988,25 +3028,9 @@ class BasicConsumerPool {
   static constexpr std::size_t kMaxConsumers = detail::kMaxPoolConsumers;
 
   BasicConsumerPool(std::size_t producers, Handler handler, PoolOptions options = PoolOptions{})
-      : options_(detail::checked_pool_options(options, kMaxConsumers)),
-        max_(detail::pool_max_consumers(options, kMaxConsumers)),
-        handler_(std::move(handler)),
-        lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
-        crew_(max_),
-        roster_(options_.ordered ? 1 : max_, lot_) {
-    const std::size_t start =
-        options.start_consumers == 0 ? options.min_consumers : options.start_consumers;
-    try {
-      for (std::size_t i = 0; i < producers; ++i) add_producer();
-      while (crew_.running() < std::min(std::max(start, options.min_consumers), max_)) {
-        if (!grow()) throw std::runtime_error("BasicConsumerPool: cannot start a consumer");
-      }
-      controller_ = std::thread([this] { control(); });
-    } catch (...) {
-      stop_consumers();
-      throw;
-    }
-  }
+      : BasicConsumerPool(producers, std::move(handler), nullptr, options) {}
+  BasicConsumerPool(std::size_t producers, PlaceHandler handler, PoolOptions options = {})
+      : BasicConsumerPool(producers, nullptr, std::move(handler), options) {}
 
   ~BasicConsumerPool() { stop(); }
 
@@ -3040,8 +3064,9 @@ class BasicConsumerPool {
     handler_.rethrow();
   }
 
-  // Consumer threads running now.
+  // Consumer threads running now, and the most that ran at once so far.
   std::size_t consumers() const noexcept { return crew_.live(); }
+  std::size_t peak_consumers() const noexcept { return crew_.peak(); }
 
   PoolAdjustments adjustments() const noexcept {
     return {grown_.load(std::memory_order_relaxed), shrunk_.load(std::memory_order_relaxed),
@@ -3051,6 +3076,26 @@ class BasicConsumerPool {
  private:
   using Worker = detail::PoolCrew::Worker;
   using Totals = detail::PoolTotals;
+
+  BasicConsumerPool(std::size_t producers, Handler one, PlaceHandler placed, PoolOptions options)
+      : options_(detail::checked_pool_options(options, kMaxConsumers)),
+        max_(detail::pool_max_consumers(options, kMaxConsumers)),
+        handler_(std::move(one), std::move(placed)),
+        lot_(max_, spin_budget_ns(static_cast<std::int64_t>(SpinNs))),
+        crew_(max_),
+        roster_(options_.ordered ? 1 : max_, lot_) {
+    try {
+      for (std::size_t i = 0; i < producers; ++i) add_producer();
+      while (crew_.running() <
+             std::min(std::max(options.start_consumers, options.min_consumers), max_)) {
+        if (!grow()) throw std::runtime_error("BasicConsumerPool: cannot start a consumer");
+      }
+      controller_ = std::thread([this] { control(); });
+    } catch (...) {
+      stop_consumers();
+      throw;
+    }
+  }
 
   // ---- consumers ----
 
@@ -3078,7 +3123,9 @@ class BasicConsumerPool {
     if (const std::int64_t since = turn.since_ns.exchange(0, std::memory_order_relaxed)) {
       w.waited(detail::steady_now_ns() - since);
     }
-    const auto handle = [&](const T* events, std::size_t n) { handler_.run(events, n, w.handled); };
+    const auto handle = [&](const T* events, std::size_t n) {
+      handler_.run(deal.place(), events, n, w.handled);
+    };
     for (std::size_t runs = 0; runs < Buffers && turn.channel.try_consume(handle) != 0;) ++runs;
     const bool finished = turn.channel.ended() &&
                           !turn.finished.exchange(true, std::memory_order_acq_rel) &&
@@ -3237,6 +3284,8 @@ using FanOut = BasicFanOut<T, kTuning.primitive, kTuning.buffers, kTuning.buffer
 //   pool.wait();                   // every producer closed, every event handled; pool stopped
 //   pool.consumers();              // consumer threads running now
 //   auto& late = pool.add_producer();  // takes a closed, drained producer's place if there is one
+// A handler taking (std::size_t place, const Event&) learns whose event it is: the producer's
+// place() (per-producer state, such as one thread's call stack, needs no lock when ordered).
 // A third argument, PoolOptions{min_consumers, max_consumers (0: the usable CPUs), ordered},
 // sets its limits (and the controller's parameters: see PoolOptions). ordered = false: each
 // producer deals whole buffers over max_consumers channels and any free consumer takes any, in
@@ -3248,8 +3297,9 @@ class ConsumerPool
                                kTuning.padding_bytes, kTuning.spin_ns, kTuning.max_latency_ns,
                                kTuning.prefetch_bytes, kTuning.huge_pages> {
  public:
-  ConsumerPool(std::size_t producers, typename ConsumerPool::Handler handler,
-               PoolOptions options = PoolOptions{})
+  // handler: a Handler, handler(event), or a PlaceHandler, handler(place, event).
+  template <class AnyHandler>
+  ConsumerPool(std::size_t producers, AnyHandler handler, PoolOptions options = PoolOptions{})
       : ConsumerPool::BasicConsumerPool(producers, std::move(handler), recommended(options)) {}
 
  private:

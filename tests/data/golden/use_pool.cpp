@@ -1,7 +1,7 @@
 // Uses every call of a generated header's ConsumerPool, so that compiling it with -Werror under
 // g++ and clang++ checks the pool's part of the header, and running it checks the pool end to
 // end: three producers (one added late), every event handled once and each producer's in order;
-// then unordered, two producers, every event handled once.
+// then unordered, two producers, every event handled once; a handler told each event's place.
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -25,10 +25,17 @@ int main() {
   ch::ConsumerPool<Event> pool(kProducers - 1, [&](const Event& e) {
     if (e.seq != next[e.producer]++) ok = false;
   });
+  // A handler told the event's place (per-producer state): producer(0)'s events come at place 0.
+  std::uint32_t at_place[1] = {};
   ch::ConsumerPool<Event> limited(
-      1, [](const Event&) {}, ch::PoolOptions{1, 2, true});
-  limited.producer(0).close();
+      1, [&](std::size_t place, const Event& e) { at_place[place] += e.seq; },
+      ch::PoolOptions{1, 2, true});
+  auto& first = limited.producer(0);
+  for (std::uint32_t i = 1; i <= 3; ++i) first.push(Event{0, i});
+  first.close();
   limited.wait();
+  const bool placed = first.place() == 0 && first.finished() && at_place[0] == 6 &&
+                      limited.peak_consumers() >= 1 && limited.peak_consumers() <= 2;
   const std::size_t running = pool.consumers();
   std::vector<std::thread> producers;
   const auto produce = [&](std::uint32_t id, auto& in) {
@@ -51,7 +58,7 @@ int main() {
   producers.emplace_back([&] { produce(kProducers - 1, late); });
   for (auto& t : producers) t.join();
   pool.wait();
-  bool all = ok.load() && running >= 1 && pool.producers() == kProducers;
+  bool all = placed && ok.load() && running >= 1 && pool.producers() == kProducers;
   for (std::uint32_t n : next) all = all && n == kEvents;
   // Unordered: any consumer takes any buffer, so a flag per event, set once.
   std::vector<std::atomic<std::uint8_t>> seen(2 * kEvents);

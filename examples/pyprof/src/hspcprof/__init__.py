@@ -1,11 +1,12 @@
 """cProfile's deterministic profile, with the bookkeeping moved off the interpreter thread.
 
 The interpreter (the producer) pushes a 16-byte event per call and return into a channel that
-hspc-gen tuned for this machine when the package was built; a C++ thread (the consumer) computes
+hspc-gen tuned for this machine when the package was built; C++ threads (the consumers) compute
 what cProfile computes. The result is cProfile's: `pstats.Stats(profile)` reads it the same way.
 
-Every Python thread is profiled, each through a channel and consumer of its own: enable()
-covers the threads running then and, through threading.setprofile, those started later. The
+Every Python thread is profiled, each through a channel of its own, all drained by one pool of
+consumers (at most one per usable CPU, `Profile.consumers` the most it ran): enable() covers
+the threads running then and, through threading.setprofile, those started later. The
 threads' profiles are summed, as pstats.Stats.add would sum one cProfile per thread. In a
 forked child, a profiler enabled at fork is off: the consumers stayed in the parent.
 

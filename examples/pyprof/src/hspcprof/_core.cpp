@@ -1,7 +1,8 @@
 // hspcprof._core: cProfile's deterministic profile with its work split in two. Each profiled
 // thread's hook (the producer) only stamps each call and return and pushes it into a channel of
-// its own, tuned for this host by hspc-gen; a C++ thread per channel (the consumer) computes the
-// per-function totals and the caller -> callee edges (aggregate.hpp, session.hpp). Names are
+// its own, tuned for this host by hspc-gen; one pool of C++ threads (the consumers, at most one
+// per CPU, session.hpp's SessionPool) drains every thread's channel, computing each thread's
+// per-function totals and caller -> callee edges (aggregate.hpp). Names are
 // resolved under the GIL when stats are taken, and the threads' profiles are summed then.
 //
 // The producer: on CPython 3.11, enable() installs the hook on every thread of the interpreter
@@ -19,6 +20,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -100,7 +102,7 @@ PyObject* profiler_disable(PyObject* self, PyObject* /*unused*/) {
 #endif
       break;
   }
-  reap(p, true);
+  if (!reap(p, true)) ok = false;
   if (!ok) return nullptr;
   Py_RETURN_NONE;
 }
@@ -165,7 +167,7 @@ PyObject* profiler_thread_started(PyObject* self, PyObject* const* args, Py_ssiz
     PyEval_SetProfile(nullptr, nullptr);
     Py_RETURN_NONE;
   }
-  reap(p, false);
+  (void)reap(p, false);
   ThreadObject* t = attach(self, PyThreadState_Get());
   if (t == nullptr) return nullptr;
   const int what = what_of(args[1]);
@@ -194,6 +196,7 @@ PyObject* profiler_clear(PyObject* self, PyObject* /*unused*/) {
   p.merged.clear();
   p.events = p.stalls = 0;
   p.consumer_cpu = 0;
+  p.consumers = 0;
   release_objects(p);
   Py_RETURN_NONE;
 }
@@ -227,6 +230,12 @@ PyObject* profiler_events(PyObject* self, void* /*closure*/) {
 
 PyObject* profiler_consumer_cpu(PyObject* self, void* /*closure*/) {
   return PyFloat_FromDouble(impl_of(self).consumer_cpu);
+}
+
+PyObject* profiler_consumers(PyObject* self, void* /*closure*/) {
+  const Profiler& p = impl_of(self);
+  const std::size_t now = p.pool ? p.pool->peak_consumers() : 0;
+  return PyLong_FromSize_t(std::max(p.consumers, now));
 }
 
 constexpr const char* kModes[] = {"null", "empty", "channel", "inline"};
@@ -294,7 +303,7 @@ void profiler_dealloc(PyObject* self) {
   Profiler* p = reinterpret_cast<ProfilerObject*>(self)->impl;
   hspcprof::fork::forget(self);  // enabled still if its hooks were taken off by others
   if (p != nullptr) {
-    reap(*p, true);
+    if (!reap(*p, true)) PyErr_WriteUnraisable(nullptr);
     Py_CLEAR(p->previous_thread_hook);
     release_objects(*p);
     delete p;
@@ -327,7 +336,11 @@ PyGetSetDef profiler_getset[] = {
      "How often the interpreter waited for a consumer (a full channel).", nullptr},
     {"events", profiler_events, nullptr, "Events the hooks produced, every thread.", nullptr},
     {"consumer_cpu", profiler_consumer_cpu, nullptr,
-     "CPU seconds the consumer threads took (mode channel).", nullptr},
+     "CPU seconds the consumer threads took (mode channel), once they have ended.", nullptr},
+    {"consumers", profiler_consumers, nullptr,
+     "The most consumer threads the profiler ran at once (mode channel: one pool drains every "
+     "thread's channel).",
+     nullptr},
     {"mode", profiler_mode, nullptr, "null, empty, channel or inline.", nullptr},
     {"producer", profiler_producer, nullptr,
      "What feeds the channels: 'monitoring' (CPython 3.12 on: sys.monitoring's callbacks), "

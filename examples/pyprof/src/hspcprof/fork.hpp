@@ -2,8 +2,8 @@
 // fork stops in the child, whose calls go unprofiled. Right after fork(), before any Python runs
 // (pthread_atfork), the profilers are made inert: each thread's object loses its session and the
 // frame function its profiler, so nothing is pushed into a channel nobody drains; the sessions
-// stay as they are (their consumers are not in this process: never joined, never freed). Once
-// Python runs again (os.register_at_fork), after_in_child() takes the hooks off.
+// and their pool stay as they are (its consumers are not in this process: never joined, never
+// freed). Once Python runs again (os.register_at_fork), after_in_child() takes the hooks off.
 #pragma once
 
 #include "here.hpp"
@@ -38,6 +38,7 @@ inline void make_inert() {
     p.threads.clear();
     for (auto& s : p.sessions) static_cast<void>(s.release());
     p.sessions.clear();
+    static_cast<void>(p.pool.release());  // its threads are not in this process either
     p.enabled = false;
   }
   here::make_inert();

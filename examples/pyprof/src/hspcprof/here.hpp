@@ -4,8 +4,7 @@
 // uses them at a time (and is held while enabled), each thread gets its session on its first
 // event, found again through a thread-local, and an epoch tells a thread that its session is
 // from an earlier enable(). The session's object (threads.hpp) lives in the thread state's dict,
-// so a thread that ends closes its session then, as a hook's would, and its consumer drains and
-// ends.
+// so a thread that ends closes its session then, as a hook's would, and the pool drains it.
 #pragma once
 
 #include "threads.hpp"
@@ -34,7 +33,7 @@ constexpr const char* kDictKey = "hspcprof.session";  // where a thread state's 
 inline Session* open_here() {
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
-  reap(*g_profiler, false);
+  (void)reap(*g_profiler, false);
   PyObject* dict = PyThreadState_GetDict();
   ThreadObject* t = dict != nullptr ? new_thread_object(g_owner) : nullptr;
   Session* session = nullptr;

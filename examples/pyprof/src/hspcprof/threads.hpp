@@ -2,8 +2,8 @@
 // ThreadObject, owned by the thread state: its profile hook's object, or an entry of its dict for
 // the frame producer) and a Session (session.hpp) the profiler owns. A session is opened when
 // the hook is installed (or on the thread's first frame) and closed when the thread state ends or
-// the profiler is disabled; its profile is summed into the profiler's once its consumer has
-// drained. All of it runs under the GIL, which is also what keeps two threads' producers from
+// the profiler is disabled; its profile is summed into the profiler's once the pool has drained
+// it. All of it runs under the GIL, which is also what keeps two threads' producers from
 // ever running at once; the one exception is a forked child's first moment (fork.hpp).
 #pragma once
 
@@ -36,8 +36,9 @@ inline PyTypeObject* g_thread_type = nullptr;  // hspcprof._core._Thread, the ho
 struct ThreadObject;
 
 struct Profiler {
-  KeySet objects;     // key -> owned label: the code object, or a C function's name
-  Aggregator merged;  // the closed sessions' profiles, summed
+  KeySet objects;                     // key -> owned label: the code object, or a C function's name
+  Aggregator merged;                  // the closed sessions' profiles, summed
+  std::unique_ptr<SessionPool> pool;  // Mode::kChannel, from the first session to the last reap
   std::vector<std::unique_ptr<Session>> sessions;  // open, or closed and not yet merged
   std::vector<ThreadObject*> threads;              // the threads whose hook is installed
   PyObject* previous_thread_hook = nullptr;        // threading.getprofile() before enable()
@@ -49,6 +50,7 @@ struct Profiler {
   unsigned long long events = 0;
   unsigned long long stalls = 0;
   double consumer_cpu = 0;
+  std::size_t consumers = 0;    // the most consumer threads a pool ran at once
   double seconds_per_tick = 0;  // the clock's rate as the profile was last read; 0: not read yet
 };
 
@@ -150,37 +152,59 @@ inline void detach(ThreadObject& t, std::int64_t now) {
   threads.erase(std::find(threads.begin(), threads.end(), &t));
 }
 
-// Folds the closed sessions into the profile: every one (waiting for its consumer, which never
-// takes the GIL, so holding it is safe and keeps other threads out of the session list), or only
-// those whose consumer has drained already.
-inline void reap(Profiler& p, bool wait) {
+// Folds the closed sessions into the profile: every one (waiting for the pool, whose consumers
+// never take the GIL, so holding it is safe and keeps other threads out of the session list), or
+// only those the pool has drained already. Once every session is closed and folded, the pool
+// stops (its threads end) until the next session. False with an exception set if the pool's
+// handler failed (the profile could not grow): the profile is then incomplete.
+inline bool reap(Profiler& p, bool wait) {
   auto& sessions = p.sessions;
+  const bool last = wait && std::all_of(sessions.begin(), sessions.end(),
+                                        [](const auto& s) { return s->closed(); });
+  bool ok = true;
+  if (last && p.pool) {
+    try {
+      p.pool->wait();
+    } catch (const std::exception& e) {
+      PyErr_Format(PyExc_RuntimeError, "hspcprof: a consumer failed: %s", e.what());
+      ok = false;
+    }
+  }
   auto done = [&p, wait](std::unique_ptr<Session>& s) {
     if (!s->closed() || !(wait || s->drained())) return false;
     s->finish();
     p.merged.absorb(s->aggregate());
     p.events += s->events();
     p.stalls += s->stalls();
-    p.consumer_cpu += s->consumer_cpu();
     return true;
   };
   sessions.erase(std::remove_if(sessions.begin(), sessions.end(), done), sessions.end());
+  if (last && p.pool) {
+    p.consumers = std::max(p.consumers, p.pool->peak_consumers());
+    p.consumer_cpu += p.pool->consumer_cpu();
+    p.pool.reset();
+  }
+  return ok;
 }
 
-// A new session, owned by the profiler; null with an exception set if its consumer won't start.
+// A new session, owned by the profiler; null with an exception set if the pool won't take it.
 inline Session* open_session(Profiler& p) {
   try {
     p.threads.reserve(p.threads.size() + 1);
-    p.sessions.push_back(std::make_unique<Session>(p.mode, p.stack_nodes));
+    p.sessions.reserve(p.sessions.size() + 1);
+    if (p.mode == Mode::kChannel && !p.pool) p.pool = std::make_unique<SessionPool>();
+    p.sessions.push_back(std::make_unique<Session>(p.mode, p.pool.get(), p.stack_nodes));
   } catch (const std::exception& e) {
     PyErr_Format(PyExc_RuntimeError, "hspcprof: cannot start a consumer: %s", e.what());
     return nullptr;
   }
-  return p.sessions.back().get();
+  Session& made = *p.sessions.back();
+  for (auto& s : p.sessions) s->opened(made);
+  return &made;
 }
 
 // A new reference to a thread's object with a session of its own, listed in p.threads; null
-// with an exception set if the session's consumer would not start.
+// with an exception set if the pool would not take the session.
 inline ThreadObject* new_thread_object(PyObject* self) {
   Profiler& p = impl_of(self);
   auto* t = PyObject_New(ThreadObject, g_thread_type);
