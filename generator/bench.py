@@ -9,8 +9,9 @@ from pathlib import Path
 
 from hspc_gen import wiring
 from hspc_gen.batch import Show, quiet
-from hspc_gen.emit import json_text, write_atomic
+from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
+from hspc_gen.files import write_atomic
 from hspc_gen.host import read_host
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs

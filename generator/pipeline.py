@@ -33,8 +33,9 @@ from pathlib import Path
 from hspc_gen import adaptive, params, pinning, wiring
 from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.channel_search import Searched, confirm, remeasure, search
-from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
+from hspc_gen.emit import HeaderWriter, json_text
 from hspc_gen.errors import UserError
+from hspc_gen.files import writable_problem, write_atomic
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, SearchResult, TuneResult

@@ -13,8 +13,9 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hspc_gen import __version__, emit, estimate, params
+from hspc_gen import __version__, estimate, params
 from hspc_gen.errors import UserError
+from hspc_gen.files import writable_problem
 from hspc_gen.host import Host
 from hspc_gen.model import (
     UNCALIBRATED,
@@ -268,9 +269,9 @@ def cache_dir(cache: Path | None) -> Path:
 def check_outputs(*files: Path, cache: Path | None) -> None:
     """Refuse, before anything is written, outputs or a cache that cannot be written."""
     for path in files:
-        if (problem := emit.writable_problem(path)) is not None:
+        if (problem := writable_problem(path)) is not None:
             raise UserError(f"cannot write {path.name}: {problem}")
-    if (problem := emit.writable_problem(cache_dir(cache), folder=True)) is not None:
+    if (problem := writable_problem(cache_dir(cache), folder=True)) is not None:
         raise UserError(f"cannot use the cache folder: {problem} (choose another with --cache)")
 
 

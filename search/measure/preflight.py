@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen.app_files import headers_digest
-from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserCodeError, UserError
+from hspc_gen.files import write_atomic
 from hspc_gen.search.measure import load
 from hspc_gen.target import Workload
 
