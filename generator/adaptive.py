@@ -86,7 +86,7 @@ def pace_ns(target: Target, advice: ThreadAdvice, confirmed: Confirmed | None) -
         return Basis(confirmed_ns, "the confirmed channel's time per event", True)
     if advice.work_ns is not None:
         return Basis(max(advice.work_ns), "the slower side's CPU time per event, measured", True)
-    work = target.workload.expected_ns_per_event
+    work = target.workload.value().expected_ns_per_event
     return Basis(work, "app.yaml's work per event, the slower side's, not measured", False)
 
 

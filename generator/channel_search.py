@@ -18,7 +18,7 @@ from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.target import Workload
+from hspc_gen.model.workload import Workload
 
 
 @dataclass(frozen=True)

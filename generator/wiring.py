@@ -42,7 +42,8 @@ from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.target import Target, Workload
+from hspc_gen.model.workload import Workload
+from hspc_gen.target import Target
 from hspc_gen.topology import lasting_classes, moved_pairs, representative_pairs, typical_class
 from hspc_gen.topology_text import topology_json
 
@@ -178,7 +179,7 @@ def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, obj
 def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
     """The user's own code checked alone and its cost per event: measured once per host and
     code, then cached (None when the workload has no code of the user's)."""
-    workload, event_bytes = target.workload, target.event.size
+    workload, event_bytes = target.workload.value(), target.event.size
     return preflight.checked(workload, event_bytes, cache_dir(cache), host.fingerprint)
 
 
@@ -195,7 +196,7 @@ def stages_for(
     stage over the grid, with the work."""
     # The paper's optimal, achievable and upper-bound lines compare the work with and without
     # the channel: with no work they would be rates of empty loops, so they are not run.
-    work = target.workload
+    work = target.workload.value()
     worked = work != Workload()
     producer_works = bool(work.producer_ns or work.producer_source)
     baselines = tuple(
@@ -203,15 +204,15 @@ def stages_for(
         for b in (STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES)
         if b != "optimal" or producer_works  # the producer's own work, alone: none to time
     )
-    measured = None if user is None else work_ns(target.workload, user)
+    measured = None if user is None else work_ns(work, user)
     size = target.event.size
     paced = PACED_EVENT_NS if target.objective is Objective.latency else 0.0
     paced += HANDOFF_NS if channel_bound_ns(target) else 0.0  # sized pessimistically: probes
     if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines, measured, size, paced),)
+        return (StageSpec("exhaustive", work, baselines, measured, size, paced),)
     return (
         StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, None, size, paced),
-        StageSpec("stage_two", target.workload, baselines, measured, size, paced),
+        StageSpec("stage_two", work, baselines, measured, size, paced),
     )
 
 
@@ -308,7 +309,7 @@ def record_store(host: Host, cache: Path | None) -> RecordStore:
 
 def thread_inputs(target: Target, host: Host) -> ThreadInputs:
     return ThreadInputs(
-        target.workload,
+        target.workload.value(),
         target.threads.producers,
         target.threads.consumer_count,
         target.constraints.pin_threads,

@@ -27,7 +27,7 @@ from hspc_gen.search.measure.build import Project, build
 from hspc_gen.search.measure.harness import death, execute, parse_samples, plan_line
 from hspc_gen.search.measure.toolchain import first_error
 from hspc_gen.search.records import Sample
-from hspc_gen.target import Workload
+from hspc_gen.model.workload import Workload
 
 REFERENCE = "tuned_consume"
 ASSERTS = ("tuned_consume_asserts", "tuned_pop_asserts")

@@ -26,7 +26,7 @@ from hspc_gen.search.measure.run import run_plan, without_arms
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import RecordKey
 from hspc_gen.search.strategies.base import Batch
-from hspc_gen.target import Workload
+from hspc_gen.model.workload import Workload
 
 FLAGS = " ".join(MESON_OPTIONS)
 
@@ -151,7 +151,7 @@ class RealToolchain:
         """What a record measured: the sources and the local headers the app's include, and what
         the plan tells the binary at run time (the work per event, the sample kind), so a record
         is never reused for other work."""
-        runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
+        runtime = json.dumps([workload.to_json(), self.sample_kind()], sort_keys=True)
         headers = headers_digest(
             p for p in (workload.producer_source, workload.consumer_source) if p
         )

@@ -44,7 +44,7 @@ from hspc_gen.search.threads.recorded import (
     Run,
 )
 from hspc_gen.search.threads.sweep import sweep
-from hspc_gen.target import Workload
+from hspc_gen.model.workload import Workload
 
 THREAD_SEED = 5  # apart from the channel search's seeds
 THREAD_SAMPLE_SECONDS = 0.02
@@ -88,7 +88,7 @@ def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
     depends = json.dumps(
         [
             base.source_hash,
-            inputs.workload.model_dump(mode="json"),
+            inputs.workload.to_json(),
             [str(inputs.producers), str(inputs.consumers), str(inputs.pin)],
             [inputs.shape.cpus, inputs.shape.cpu_quota],
             __version__,

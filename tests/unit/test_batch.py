@@ -12,11 +12,11 @@ import fake_runner as fr
 from hspc_gen.batch import Machinery, evaluate, fit
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.progress import Progress
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.records import Cut
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, Settings, StageSpec, batch_seconds
-from hspc_gen.target import Workload
 
 STAGE = StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES)
 BASE = ChannelParams(128, 0, 4, 8192, Primitive.futex)

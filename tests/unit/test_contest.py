@@ -9,11 +9,11 @@ import pytest
 
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.bench import BenchReport
+from hspc_gen.model.workload import Workload
 from hspc_gen.render import AppWork, render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
 from hspc_gen.search.records import Sample
-from hspc_gen.target import Workload
 
 PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
 HEADER = (

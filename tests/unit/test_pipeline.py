@@ -16,6 +16,7 @@ from hspc_gen.channel_search import Searched, _build_holding, confirm, remeasure
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.workload import Workload
 from hspc_gen.pipeline import _search_result
 from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.reports.result import document as result_document
@@ -35,7 +36,6 @@ from hspc_gen.search.tune import (
     StageSpec,
     confirmation_batch,
 )
-from hspc_gen.target import Workload
 from hspc_gen.wiring import store_notes
 
 

@@ -28,6 +28,7 @@ from hspc_gen.model.threads import (
     ThreadAdvice,
     ThreadsReport,
 )
+from hspc_gen.model.workload import Workload
 from hspc_gen.reports import html as html_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
@@ -44,7 +45,6 @@ from hspc_gen.search.threads.recommend import recommend
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
 from hspc_gen.search.threads.sweep import sweep
-from hspc_gen.target import Workload
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 

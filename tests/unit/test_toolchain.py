@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.toolchain import RealToolchain, app_work
 from hspc_gen.search.plan import make_plan
 from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.target import Workload
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 POINT = ChannelParams(64, 0, 4, 4096, Primitive.futex)

@@ -10,6 +10,7 @@ from pathlib import Path
 import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
@@ -27,7 +28,6 @@ from hspc_gen.search.tune import (
     probe_events,
     replay,
 )
-from hspc_gen.target import Workload
 
 APP_WORK = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 BASE = ChannelParams(64, 0, 2, 4096, Primitive.futex)
