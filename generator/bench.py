@@ -9,16 +9,17 @@ from pathlib import Path
 
 from hspc_gen import wiring
 from hspc_gen.batch import Show, quiet
+from hspc_gen.batch_project import app_work
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
 from hspc_gen.host import read_host
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
+from hspc_gen.render import render_contest_files
 from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
-from hspc_gen.search.contest import Contest, measure
-from hspc_gen.search.measure.toolchain import app_work
+from hspc_gen.search.contest import TUNED_ROWS, Contest, measure
 from hspc_gen.search.store import locked
 from hspc_gen.target import Target, load_target
 
@@ -43,15 +44,23 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     header = _header_beside(source, target, written)
     folder = out or target.output.report
     wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)
+    workload = target.workload.value()
+    files = render_contest_files(  # render: the tuned header beside the peers, one project
+        params,
+        target.event.size,
+        header.read_text(encoding="utf-8"),
+        target.output.namespace,
+        tuned_rows=TUNED_ROWS,
+        app=app_work(workload),
+    )
     contest = Contest(
         target=target.name,
         fingerprint=host.fingerprint,
         compiler=host.compiler,
         params=params,
         header=header,
-        namespace=target.output.namespace,
-        workload=target.workload.value(),
-        app=app_work(target.workload.value()),
+        workload=workload,
+        files=files,
         event_bytes=target.event.size,
         cxxflags=cxxflags,
         rounds=rounds,

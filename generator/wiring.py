@@ -13,7 +13,8 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hspc_gen import __version__, estimate, params
+from hspc_gen import __version__, estimate, params, topology_plan
+from hspc_gen.batch_project import BatchProjects
 from hspc_gen.errors import UserError
 from hspc_gen.files import writable_problem
 from hspc_gen.host import Host
@@ -28,6 +29,7 @@ from hspc_gen.model import (
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.topology import TopologyOutcome
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import calibrate, load, preflight
 from hspc_gen.search.measure import topology as measured_topology
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
@@ -39,10 +41,8 @@ from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import Space
 from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
 from hspc_gen.search.store import RecordStore
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.model.workload import Workload
 from hspc_gen.target import Target
 from hspc_gen.topology import lasting_classes, moved_pairs, representative_pairs, typical_class
 from hspc_gen.topology_text import topology_json
@@ -158,7 +158,7 @@ def host_topology(
     """How this host's CPUs talk, pair by pair: measured once per host (a few seconds) when the
     run measures anyway, then kept in the record store; else whatever an earlier run stored."""
     return measured_topology.host_topology(
-        host,
+        topology_plan.probe_host(host),
         store,
         cache_dir(cache),
         preflight.compiler(),
@@ -283,6 +283,7 @@ def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolcha
         host.compiler,
         cache_dir(cache),
         target.event.size,
+        BatchProjects(),
         target.objective,
         channel_bound_ns(target),
     )
@@ -313,7 +314,7 @@ def thread_inputs(target: Target, host: Host) -> ThreadInputs:
         target.threads.producers,
         target.threads.consumer_count,
         target.constraints.pin_threads,
-        TopologyShape.from_host(host),
+        host.topology_shape(),
     )
 
 

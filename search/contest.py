@@ -21,13 +21,12 @@ import numpy as np
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
-from hspc_gen.render import AppWork, render_contest_files
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import stats
 from hspc_gen.search.measure.build import Project, build
 from hspc_gen.search.measure.harness import death, execute, parse_samples, plan_line
 from hspc_gen.search.measure.toolchain import first_error
 from hspc_gen.search.records import Sample
-from hspc_gen.model.workload import Workload
 
 REFERENCE = "tuned_consume"
 ASSERTS = ("tuned_consume_asserts", "tuned_pop_asserts")
@@ -75,9 +74,8 @@ class Contest:
     compiler: str
     params: ChannelParams
     header: Path
-    namespace: str
     workload: Workload
-    app: AppWork
+    files: Mapping[str, str]  # the Meson project, rendered (render.render_contest_files)
     event_bytes: int
     cxxflags: str = DEFAULT_CXXFLAGS
     rounds: int = DEFAULT_ROUNDS
@@ -87,16 +85,8 @@ Show = Callable[[str], None]
 
 
 def project(contest: Contest) -> Project:
-    files = render_contest_files(
-        contest.params,
-        contest.event_bytes,
-        contest.header.read_text(encoding="utf-8"),
-        contest.namespace,
-        tuned_rows=TUNED_ROWS,
-        app=contest.app,
-    )
     options = ("--buildtype=plain", "-Dwarning_level=2", f"-Dcpp_args={contest.cxxflags}")
-    return Project(files, {}, options)
+    return Project(dict(contest.files), {}, options)
 
 
 def built(contest: Contest, cache_dir: Path) -> Path:

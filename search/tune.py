@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import schedule, stats
 from hspc_gen.search.decide import distance
 from hspc_gen.search.measure.build import JOBS
@@ -35,7 +36,6 @@ from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, evaluat
 from hspc_gen.search.records import Cut, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.model.workload import Workload
 
 STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")

@@ -32,8 +32,8 @@ from typing import Any
 from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.files import write_atomic
-from hspc_gen.search.measure import load
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.measure import load
 
 SMOKE_EVENTS = 100_000
 SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile

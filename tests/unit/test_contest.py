@@ -10,7 +10,7 @@ import pytest
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.model.workload import Workload
-from hspc_gen.render import AppWork, render_contest_files
+from hspc_gen.render import render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
 from hspc_gen.search.records import Sample
@@ -28,9 +28,8 @@ def a_contest(**fields: object) -> contest.Contest:
         compiler="g++",
         params=PARAMS,
         header=Path("app_channel.hpp"),
-        namespace="app",
         workload=Workload(),
-        app=AppWork(),
+        files={},
         event_bytes=8,
         **fields,  # type: ignore[arg-type]
     )

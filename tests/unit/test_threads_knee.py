@@ -21,6 +21,7 @@ from test_summary import RUN, WINNER, searched
 from hspc_gen.host import read_host
 from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import (
     SHOWN_ROUNDS,
     CurvePoint,
@@ -38,7 +39,6 @@ from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.knee import good, leader, smallest_good, strongest, top
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
 from hspc_gen.search.threads.recommend import recommend
@@ -291,7 +291,7 @@ def test_every_recommendation_the_real_paths_print_keeps_the_rule(curve: Curve, 
 
 @pytest.mark.parametrize("sysfs", ["epyc-2c-vm", "1s-4c-8t", "xeon-16c-vm", "2s-8c-2t"])
 def test_every_recommendation_on_a_random_curve_keeps_the_rule(sysfs: str) -> None:
-    shape = TopologyShape.from_host(read_host(DATA / "sysfs" / sysfs / "sys"))
+    shape = read_host(DATA / "sysfs" / sysfs / "sys").topology_shape()
     for seed in range(30):
         assert_the_rule_holds(_searched(shape, None, seed, 0.08, len(shape.places)))
     for seed in range(6):

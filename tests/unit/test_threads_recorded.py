@@ -15,6 +15,7 @@ import pytest
 from hspc_gen.batch import Machinery
 from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.result import RunInfo, TuneResult
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.model.workload import Workload
 from hspc_gen.pipeline import INTERNAL_ERROR, threads_for
@@ -25,7 +26,6 @@ from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.threads import session
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.pace import Pace
