@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 
 from hspc_gen import wiring
-from hspc_gen.batch import Show, quiet
 from hspc_gen.batch_project import app_work
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
@@ -19,6 +18,7 @@ from hspc_gen.pipeline import Outputs
 from hspc_gen.render import render_contest_files
 from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
+from hspc_gen.search.batch import Show, quiet
 from hspc_gen.search.contest import TUNED_ROWS, Contest, measure
 from hspc_gen.search.store import locked
 from hspc_gen.target import Target, load_target

@@ -31,8 +31,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hspc_gen import adaptive, params, pinning, wiring
-from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
-from hspc_gen.channel_search import Searched, confirm, remeasure, search
 from hspc_gen.emit import HeaderWriter, json_text
 from hspc_gen.errors import UserError
 from hspc_gen.files import writable_problem, write_atomic
@@ -47,6 +45,8 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search import findings, tune, wisdom
+from hspc_gen.search.batch import Machinery, Show, evaluate_every_round, quiet
+from hspc_gen.search.channel import Searched, confirm, remeasure, search
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import machine_busy
 from hspc_gen.search.measure.preflight import UserCode

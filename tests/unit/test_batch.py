@@ -1,5 +1,5 @@
-"""hspc_gen.batch: one batch replayed or built and measured, trimmed to fit the budget or left
-out, every such choice recorded so that the same command replays it."""
+"""hspc_gen.search.batch: one batch replayed or built and measured, trimmed to fit the budget or
+left out, every such choice recorded so that the same command replays it."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import fake_runner as fr
 
-from hspc_gen.batch import Machinery, evaluate, fit
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.progress import Progress
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.batch import Machinery, evaluate, fit
 from hspc_gen.search.records import Cut
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch

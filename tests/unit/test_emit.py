@@ -10,13 +10,13 @@ import pytest
 from target_files import write
 from test_pipeline import machinery, settings
 
-from hspc_gen.channel_search import confirm, search
 from hspc_gen.emit import HeaderWriter, json_text
 from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.pipeline import _search_result
+from hspc_gen.search.channel import confirm, search
 from hspc_gen.target import load_target
 
 

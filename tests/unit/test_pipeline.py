@@ -11,8 +11,6 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.batch import Machinery, evaluate_every_round
-from hspc_gen.channel_search import Searched, _build_holding, confirm, remeasure, search
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
@@ -21,6 +19,8 @@ from hspc_gen.pipeline import _search_result
 from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
+from hspc_gen.search.batch import Machinery, evaluate_every_round
+from hspc_gen.search.channel import Searched, _build_holding, confirm, remeasure, search
 from hspc_gen.search.findings import REMEASURED_TOO
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared

@@ -12,7 +12,6 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.batch import Machinery
 from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.shape import TopologyShape
@@ -20,6 +19,7 @@ from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.model.workload import Workload
 from hspc_gen.pipeline import INTERNAL_ERROR, threads_for
 from hspc_gen.reports import outcome
+from hspc_gen.search.batch import Machinery
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import RecordKey, Sample

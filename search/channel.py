@@ -10,10 +10,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hspc_gen.batch import Machinery, evaluate, evaluate_every_round
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import findings, schedule, tune
+from hspc_gen.search.batch import Machinery, evaluate, evaluate_every_round
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.space import Space
