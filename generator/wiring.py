@@ -240,7 +240,7 @@ def settings_for(
         objective=target.objective,
         effort=effort,
         seed=DEFAULT_SEED,
-        deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
+        search_deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
         confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
         end=started + target.budget,
         oversubscribed=oversubscribed,
@@ -258,7 +258,7 @@ def _ns(microseconds: float | None) -> float | None:
 def unbounded(settings: Settings, seed: int) -> Settings:
     """The same settings with another seed and no deadline (`hspc-gen compare`)."""
     return dataclasses.replace(
-        settings, seed=seed, deadline=math.inf, confirm_deadline=math.inf, end=math.inf
+        settings, seed=seed, search_deadline=math.inf, confirm_deadline=math.inf, end=math.inf
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import findings, schedule, tune
-from hspc_gen.search.batch import Machinery, evaluate, evaluate_every_round
+from hspc_gen.search.batch import Machinery, evaluate_every_round, search_step
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import Evaluation
 from hspc_gen.search.space import Space
@@ -41,7 +41,7 @@ def search(
     """Every stage's strategy from the best point so far, batch by batch, each step within its
     share of the time plan (`search.schedule`)."""
     stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
-    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
+    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.search_deadline)
     # Until the placement step asks where the threads run, every candidate runs on one pair of
     # CPUs: unpinned, each sample would measure wherever the scheduler put it that time.
     best, evaluations, exhausted, builds = space.measured_at(start), [], False, []
@@ -54,7 +54,7 @@ def search(
             staged = _staged(settings, plan, index, batch, done)
             done.append((index, batch.step))
             began = time.monotonic()
-            evaluated = evaluate(batch, stage, staged, machinery)
+            evaluated = search_step(batch, stage, staged, machinery)
             if evaluated is None:  # the budget left the step out: the stage ends here
                 exhausted = True
                 break
@@ -82,7 +82,7 @@ def _staged(
 ) -> tune.Settings:
     """The settings of one step: its deadline in the time plan, the search's beside it."""
     deadline = _deadline(plan, stage, batch, done)
-    return dataclasses.replace(settings, deadline=deadline, search_deadline=settings.deadline)
+    return dataclasses.replace(settings, step_deadline=deadline)
 
 
 def _deadline(
@@ -106,7 +106,7 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
     fresh = dataclasses.replace(
-        settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
+        settings, seed=settings.seed + 1, search_deadline=deadline, check_latency=True
     )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
@@ -140,7 +140,9 @@ def remeasure(
     batch = make_batch("confirm", "remeasure", [winner], winner, rounds)
     stage = _confirming(settings)
     fresh = dataclasses.replace(
-        settings, seed=settings.seed + 2, deadline=tune.confirm_deadline(settings, batch, stage)
+        settings,
+        seed=settings.seed + 2,
+        search_deadline=tune.confirm_deadline(settings, batch, stage),
     )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)

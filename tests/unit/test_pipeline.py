@@ -45,7 +45,7 @@ def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings
         objective=Objective.throughput,
         effort=Effort.quick,
         seed=7,
-        deadline=deadline,
+        search_deadline=deadline,
         oversubscribed=True,
         stages=(
             StageSpec("stage_one", bare, STAGE_ONE_BASELINES),

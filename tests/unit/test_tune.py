@@ -148,7 +148,7 @@ def test_a_built_batch_runs_its_first_chunk_past_its_step_share_while_the_search
     tmp_path: Path,
 ) -> None:
     batch, run, prepared = two_points()
-    share_over = dataclasses.replace(settings(deadline=0.0), search_deadline=math.inf)
+    share_over = dataclasses.replace(settings(deadline=math.inf), step_deadline=0.0)
     evaluation = measure_and_record(
         batch, STAGE, share_over, RecordStore(tmp_path, "fp"), prepared=prepared, run_plan=run
     )
