@@ -16,8 +16,7 @@ from hspc_gen.model import DEFAULT_SPIN_NS, HostTimings
 from hspc_gen.model.pool import Basis, PoolTuning
 from hspc_gen.model.result import Confirmed, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.search.stats import MARGIN_FLOOR
-from hspc_gen.search.threads.pool import PoolInputs, pool_tuning
+from hspc_gen.search.api import MARGIN_FLOOR, PoolInputs, pool_tuning
 from hspc_gen.target import Target
 
 USER_CODE_GUESS_NS = 1000.0

@@ -18,9 +18,8 @@ from hspc_gen.pipeline import Outputs
 from hspc_gen.render import render_contest_files
 from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
-from hspc_gen.search.batch import Show, quiet
-from hspc_gen.search.contest import TUNED_ROWS, Contest, measure
-from hspc_gen.search.store import locked
+from hspc_gen.search import api as search
+from hspc_gen.search.api import TUNED_ROWS, Contest, Show, locked, quiet
 from hspc_gen.target import Target, load_target
 
 
@@ -67,7 +66,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     )
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
-        report = measure(contest, wiring.cache_dir(cache) / "bench", show)
+        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
     redraw(folder, source)
     return report

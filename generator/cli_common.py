@@ -21,7 +21,7 @@ from hspc_gen.model.progress import Progress
 from hspc_gen.model.result import TuneResult
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import outcome
-from hspc_gen.search.batch import Show, quiet
+from hspc_gen.search.api import Show, quiet
 from hspc_gen.units import format_duration, parse_duration
 
 PROG = "hspc-gen"

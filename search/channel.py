@@ -11,11 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams
+from hspc_gen.model.result import SearchResult
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import findings, schedule, tune
 from hspc_gen.search.batch import Machinery, evaluate_every_round, search_step
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.racing import Evaluation
+from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
@@ -95,7 +96,9 @@ def _deadline(
     return plan.step_deadline(step, done)
 
 
-def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
+def measure_confirmation(
+    searched: Searched, settings: tune.Settings, machinery: Machinery
+) -> Evaluation | None:
     """The winner and runners-up measured again in a fresh process with a new seed: the
     reported figures come from here, and it may overturn the pick (the winner's curse)."""
     if not searched.evaluations:
@@ -158,3 +161,50 @@ def _build_holding(searched: Searched, batch: Batch, workload: Workload) -> Prep
         if prepared.workload == workload and wanted <= held:
             return prepared
     return None
+
+
+def final_winner(
+    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
+) -> ChannelParams:
+    """The confirmation's winner (under a latency bound, else the least latency's); the
+    search's when nothing was confirmed or the confirmation named none."""
+    if confirmation is None:
+        return searched.winner
+    return (
+        confirmation.step.winner()
+        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+        or searched.winner
+    )
+
+
+def search_result(
+    searched: Searched,
+    confirmations: tuple[Evaluation | None, Evaluation | None],
+    winner: ChannelParams,
+    settings: tune.Settings,
+) -> SearchResult:
+    """The typed result; `confirmations` is the confirmation and the winner's re-measure (when
+    the confirmation's figures could not be true)."""
+    confirmation, remeasured = confirmations
+    every = (*searched.evaluations, *(e for e in confirmations if e is not None))
+    counts = sum((e.counts for e in every), PlanCounts())  # the confirmations' plans too
+    confirmed = None
+    if confirmation is not None:
+        bound = settings.max_latency_ns
+        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound, remeasured)
+    return SearchResult(
+        winner=winner,
+        confirmed=confirmed,
+        trail=tuple(
+            findings.step(e, proposed, seconds)
+            for e, (proposed, seconds) in zip(searched.evaluations, searched.spent, strict=True)
+        ),
+        candidates=findings.candidates(searched.evaluations),
+        failures=findings.failures(searched.evaluations),
+        budget_exhausted=searched.budget_exhausted or counts.cut,
+        step_left_out=searched.budget_exhausted,
+        measured_plans=counts.measured,
+        cached_plans=counts.replayed,
+        seed=settings.seed,
+        oversubscribed=settings.oversubscribed,
+    )

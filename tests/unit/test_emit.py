@@ -15,8 +15,7 @@ from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.pipeline import _search_result
-from hspc_gen.search.channel import confirm, search
+from hspc_gen.search.channel import measure_confirmation, search, search_result
 from hspc_gen.target import load_target
 
 
@@ -56,11 +55,11 @@ def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
     spent = dataclasses.replace(settings(deadline=past), confirm_deadline=past, end=past)
     s = spent if cut == "before_search" else settings()
     searched = search(space, start, s, machines)
-    confirmation = confirm(searched, spent if cut != "never" else s, machines)
+    confirmation = measure_confirmation(searched, spent if cut != "never" else s, machines)
     winner = searched.winner
     if confirmation is not None and (confirmed := confirmation.step.winner()) is not None:
         winner = confirmed
-    found = _search_result(searched, (confirmation, None), winner, s)
+    found = search_result(searched, (confirmation, None), winner, s)
     return start, TuneResult(RUN, winner, found, ADVICE)
 
 
