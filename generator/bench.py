@@ -12,7 +12,8 @@ from hspc_gen.batch_project import app_work
 from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
-from hspc_gen.host import read_host
+from hspc_gen.host import Host, read_host
+from hspc_gen.model import ChannelParams
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
 from hspc_gen.render import render_contest_files
@@ -43,8 +44,22 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     header = _header_beside(source, target, written)
     folder = out or target.output.report
     wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)
+    contest = _contest(target, host, params, header, (cxxflags, rounds))
+    store = wiring.record_store(host, cache)
+    with locked(store, math.inf, show):
+        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show)
+    write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
+    redraw(folder, source)
+    return report
+
+
+def _contest(
+    target: Target, host: Host, params: ChannelParams, header: Path, build: tuple[str, int]
+) -> Contest:
+    """What the contest measures, its Meson project rendered (the render stage: the tuned
+    header beside the peers); `build` is --cxxflags and --rounds."""
     workload = target.workload.value()
-    files = render_contest_files(  # render: the tuned header beside the peers, one project
+    files = render_contest_files(
         params,
         target.event.size,
         header.read_text(encoding="utf-8"),
@@ -52,7 +67,8 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
         tuned_rows=TUNED_ROWS,
         app=app_work(workload),
     )
-    contest = Contest(
+    cxxflags, rounds = build
+    return Contest(
         target=target.name,
         fingerprint=host.fingerprint,
         compiler=host.compiler,
@@ -64,12 +80,6 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
         cxxflags=cxxflags,
         rounds=rounds,
     )
-    store = wiring.record_store(host, cache)
-    with locked(store, math.inf, show):
-        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show)
-    write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
-    redraw(folder, source)
-    return report
 
 
 def _header_beside(result: Path, target: Target, written: Outputs) -> Path:

@@ -2,21 +2,17 @@
 
     target    app.yaml, checked                         target.load_target
     host      /sys and /proc; the CPU pairs, measured   host.read_host, wiring.host_topology
-    space     the parameters and their constraints      wiring.space_for -> search.space
-    strategy  the next batch of candidates              search.strategies (registry)
-    render    the batch's Meson project, its record key search.measure.toolchain: prepare
-    build     Meson and Ninja, only to measure          search.measure.toolchain: build
-    run       one plan through the harness              search.measure.toolchain: run
-    record    replayed from, or appended to, the store  search.tune (replay, measure), search.store
-    decide    race the batch, pick with a margin        search.racing, search.decide
-    confirm   the best, again, in a fresh process       search.tune.confirmation_batch
-    threads   thread counts for the tuned channel       search.threads.session
-    pool      threads.consumers: adaptive's controller  adaptive -> search.threads.pool
+    space     the parameters and their constraints      wiring.space_for
+    search    strategy -> render -> build -> run ->     search.search_channel
+              record -> decide, batch by batch
+    confirm   the best, again, in a fresh process       search.confirm: the typed SearchResult
+    threads   thread counts for the tuned channel       search.recommend_threads
+    pool      threads.consumers: adaptive's controller  adaptive -> search.pool_tuning
     emit      the header, atomically                    emit
     report    hspc-result.json, hspc-summary.md         reports
 
-`run` is `hspc-gen --target`, `compare` and `threads` the other commands (the channel's search
-and its confirmation, stage by stage, are `channel_search`'s). Each returns a typed value from
+`search` is the search's face (search/api.py), the only part of it the stages call. `run` is
+`hspc-gen --target`, `compare` and `threads` the other commands. Each returns a typed value from
 the model; the command line prints it. Nothing here prints: progress goes to `show`. Bad input
 raises UserError before anything is written; every other failure is a value.
 """
