@@ -4,8 +4,9 @@ A rendered Meson project -> one benchmark executable, or a recorded failure (the
 candidates, `hspc-gen bench`'s contest); one source file and the runtime headers -> one small
 program, compiled directly (the calibration, the topology probe, the user's code alone), since
 Meson's setup would cost more than their compile. The flags of each (`Flags`, `PROGRAM_FLAGS`)
-are defined here and nowhere else; the generated meson.build files name only the language
-standard and the warning level as their defaults, which the options here repeat.
+are defined here and nowhere else. What the rendered meson.build files keep is what belongs to
+the project, not to a build of it: the language standard and the warning level as its defaults
+(the options here repeat the level), the app's defines, and -UNDEBUG on the contest's asserts unit.
 
 All candidates of a batch go into one binary, a few compile-time points to a translation unit, so
 Ninja compiles them on every core; a unit that does not compile is found by its object file, its
