@@ -75,7 +75,8 @@ def test_a_contender_that_does_not_compile_or_crashes_is_a_row_with_its_status(
 ) -> None:
     """Failures are data: the asserts unit refuses to compile (the header says so when NDEBUG is
     off), and the app's consumer crashes on its 300,000th event, in whichever contender runs it;
-    the others are measured and the report says which failed and why."""
+    the others are measured, the report says which failed and why, and the exit status is 1:
+    the comparison asked for did not happen."""
     target, out = user_target(tmp_path, "crash_late_consumer.cpp"), tmp_path / "out"
     done = hspc_gen("--target", target, "--effort", "estimate", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
@@ -83,7 +84,8 @@ def test_a_contender_that_does_not_compile_or_crashes_is_a_row_with_its_status(
     refusal = "#ifndef NDEBUG\n#error this header refuses asserts\n#endif\n"
     header.write_text(header.read_text(encoding="utf-8") + refusal, encoding="utf-8")
     done = bench("--target", target, "--out", out, "--rounds", "3", "--cache", tmp_path / "cache")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # the tuned channel's own rows failed
+    assert "the tuned channel's tuned_consume did not run: crashed" in done.stderr
     rows = {row["id"]: row for row in json.loads((out / "hspc-bench.json").read_text())["rows"]}
     for row in contest.ASSERTS:
         assert rows[row]["status"] == "compile_error", rows[row]
