@@ -20,7 +20,7 @@ from hspc_gen.render import render_contest_files
 from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import api as search
-from hspc_gen.search.api import TUNED_ROWS, Contest, Show, locked, quiet
+from hspc_gen.search.api import Contest, Show, locked, quiet
 from hspc_gen.target import Target, load_target
 
 
@@ -56,17 +56,20 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
 def _contest(
     target: Target, host: Host, params: ChannelParams, header: Path, build: tuple[str, int]
 ) -> Contest:
-    """What the contest measures, its Meson project rendered (the render stage: the tuned
-    header beside the peers); `build` is --cxxflags and --rounds."""
+    """What the contest measures, and how its Meson project renders for the tuned rows that
+    build (the render stage: the tuned header beside the peers); `build` is --cxxflags and
+    --rounds."""
     workload = target.workload.value()
-    files = render_contest_files(
-        params,
-        target.event.size,
+    header_text, app, size = (
         header.read_text(encoding="utf-8"),
-        target.output.namespace,
-        tuned_rows=TUNED_ROWS,
-        app=app_work(workload),
+        app_work(workload),
+        target.event.size,
     )
+
+    def render(rows: tuple[str, ...]) -> dict[str, str]:
+        namespace = target.output.namespace
+        return render_contest_files(params, size, header_text, namespace, tuned_rows=rows, app=app)
+
     cxxflags, rounds = build
     return Contest(
         target=target.name,
@@ -75,7 +78,7 @@ def _contest(
         params=params,
         header=header,
         workload=workload,
-        files=files,
+        render=render,
         event_bytes=target.event.size,
         cxxflags=cxxflags,
         rounds=rounds,

@@ -3,9 +3,9 @@
 The commands (the main one, host, check, compare, threads, bench, vendor, integration, wisdom)
 and their options are listed in README.md's "The command line"; each takes --help.
 
-Exit status: 0 done, 1 the run could not finish (for check: the header was tuned elsewhere), 2 bad
-input (one message, no traceback, no file written; the user's code not compiling is bad input
-too), 3 the user's own code hung, crashed or exited when run alone before tuning (nothing
+Exit status: 0 done, 1 the run could not finish (for check: the header was tuned elsewhere; for
+bench: a row of the tuned channel failed, the table says why), 2 bad input (one message, no
+traceback, no file written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or exited when run alone before tuning (nothing
 written), 130 interrupted, 143 terminated. A wisdom file that is damaged, cut short, altered or
 of another format is bad input (nothing imported).
 This module and cli_install are the only ones that print.
@@ -33,6 +33,8 @@ from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.host import describe
 from hspc_gen.host_survey import SurveyOptions, survey
+from hspc_gen.model import Status
+from hspc_gen.model.bench import Role
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.model.topology import TopologyStatus
 from hspc_gen.reports import bench as bench_report
@@ -160,7 +162,15 @@ def _bench_command(argv: Sequence[str]) -> int:
         )
     document = bench_report.document(report)
     print(json_text(document) if args.json else bench_report.render(report), end="")
-    return 0
+    failed = [
+        r for r in report.rows if r.contender.role is Role.tuned and r.status is not Status.ok
+    ]
+    for row in failed:
+        print(
+            f"{PROG}: the tuned channel's {row.contender.id} did not run: {row.status}",
+            file=sys.stderr,
+        )
+    return 1 if failed else 0
 
 
 def threads_parser() -> argparse.ArgumentParser:

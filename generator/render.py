@@ -325,23 +325,14 @@ def render_contest_files(
     it is and, renamed to `<namespace>_asserts`, once more with asserts on (a second namespace,
     so the two builds of one template never meet at link time), beside the peers and the
     harness under `include/`. `tuned_rows` are the run functions the tuned translation units
-    define (`run_<row>`)."""
+    define (`run_<row>`); a unit none of them is in is left out."""
     env = environment()
     common = {"version": __version__, "event_bytes": event_bytes}
     files = {f"include/{path}": text for path, text in _runtime_headers().items()}
     files.update(app.files)
     files[CONTEST_HEADER] = header_text
     files[CONTEST_ASSERTS_HEADER] = _renamed(header_text, namespace, namespace + ASSERTS_SUFFIX)
-    tuned = env.get_template("bench/contest/tuned.cpp.j2")
-    files["tuned.cpp"] = tuned.render(
-        header=CONTEST_HEADER, namespace=namespace, suffix="", **common
-    )
-    files["tuned_asserts.cpp"] = tuned.render(
-        header=CONTEST_ASSERTS_HEADER,
-        namespace=namespace + ASSERTS_SUFFIX,
-        suffix=ASSERTS_SUFFIX,
-        **common,
-    )
+    present = _tuned_units(env, files, namespace, tuned_rows, common)
     files["main.cpp"] = env.get_template("bench/contest/main.cpp.j2").render(
         params=params, tuned_rows=tuned_rows, **common
     )
@@ -349,9 +340,31 @@ def render_contest_files(
         app_sources=[name for name, _ in app.files],
         app_defines=app.defines,
         app_include_dirs=app.include_dirs,
+        **present,
         **common,
     )
     return files
+
+
+def _tuned_units(
+    env: jinja2.Environment,
+    files: dict[str, str],
+    namespace: str,
+    tuned_rows: tuple[str, ...],
+    common: Mapping[str, object],
+) -> dict[str, bool]:
+    """tuned.cpp and tuned_asserts.cpp into `files`, each only where one of `tuned_rows` is in
+    it (a unit that did not compile is left out with its rows: search.contest); which are."""
+    tuned = env.get_template("bench/contest/tuned.cpp.j2")
+    present = {}
+    for unit, suffix in (("tuned", ""), ("asserts", ASSERTS_SUFFIX)):
+        present[unit] = any(row.endswith(ASSERTS_SUFFIX) == bool(suffix) for row in tuned_rows)
+        if present[unit]:
+            header = CONTEST_ASSERTS_HEADER if suffix else CONTEST_HEADER
+            files[f"tuned{suffix}.cpp"] = tuned.render(
+                header=header, namespace=namespace + suffix, suffix=suffix, **common
+            )
+    return present
 
 
 def _renamed(header_text: str, namespace: str, new: str) -> str:

@@ -27,7 +27,7 @@ from hspc_gen.search import channel, findings, wisdom
 from hspc_gen.search import contest as bench_contest
 from hspc_gen.search.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.search.channel import Searched
-from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS, TUNED_ROWS, Contest
+from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS, Contest
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.measure import topology as probe
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
@@ -53,7 +53,6 @@ __all__ = [
     "DEFAULT_ROUNDS",
     "MARGIN_FLOOR",
     "NOT_CALIBRATED",
-    "TUNED_ROWS",
     "Calibrated",
     "Contest",
     "HostShape",

@@ -6,12 +6,16 @@ falls on all of them alike; each row's speed over the tuned channel's per-event 
 is paired round by round (stats.compare, disturbed rounds set aside as everywhere else). The
 events of a contender's samples are sized from a first probe round so that every sample lasts
 about SAMPLE_SECONDS: the peers run a hundred times apart in speed.
+
+A contender that does not compile (its translation unit is left out and the rest built again),
+crashes or hangs (the executor names it and runs the rounds again without it) is a row with
+that status; only flags the compiler rejects, or a build nothing of can run, are the user's to
+fix (UserError).
 """
 
 from __future__ import annotations
 
 import math
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,8 +27,9 @@ from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import stats
-from hspc_gen.search.measure.build import Project, build
-from hspc_gen.search.measure.harness import death, execute, parse_samples, plan_line
+from hspc_gen.search.measure.build import Project, build, contest_flags
+from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
+from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
 from hspc_gen.search.records import Sample
 
@@ -75,7 +80,8 @@ class Contest:
     params: ChannelParams
     header: Path
     workload: Workload
-    files: Mapping[str, str]  # the Meson project, rendered (render.render_contest_files)
+    render: Callable[[tuple[str, ...]], dict[str, str]]  # the Meson project with these tuned
+    # rows (the render stage: render.render_contest_files, bound by the generator's bench)
     event_bytes: int
     cxxflags: str = DEFAULT_CXXFLAGS
     rounds: int = DEFAULT_ROUNDS
@@ -84,44 +90,51 @@ class Contest:
 Show = Callable[[str], None]
 
 
-def project(contest: Contest) -> Project:
-    options = ("--buildtype=plain", "-Dwarning_level=2", f"-Dcpp_args={contest.cxxflags}")
-    return Project(dict(contest.files), {}, options)
+def project(contest: Contest, rows: Sequence[str] = TUNED_ROWS) -> Project:
+    """The contest's sources with the tuned `rows` (the others' unit left out), each row's unit
+    named so that the builder can tell whose unit failed."""
+    rows = tuple(row for row in TUNED_ROWS if row in rows)
+    units = {row: "tuned_asserts.cpp" if row in ASSERTS else "tuned.cpp" for row in rows}
+    files = contest.render(rows)
+    return Project(files, units, contest_flags(contest.cxxflags).meson_options())
 
 
-def built(contest: Contest, cache_dir: Path) -> Path:
-    """The contest's binary; a build that fails is the user's flags or header: one message."""
-    result = build(lambda _ids: project(contest), [], cache_dir)
+def built(contest: Contest, cache_dir: Path) -> tuple[Path, Mapping[str, str]]:
+    """The contest's binary, and the tuned rows left out because their unit did not compile
+    (row -> compiler output); a build nothing of can run is the user's flags or header: one
+    message."""
+    ids = [c.id for c in CONTENDERS]
+    result = build(lambda ids: project(contest, ids), ids, cache_dir)
     if result.status is not Status.ok or result.executable is None:
         raise UserError(
             f"the bench did not build with --cxxflags {contest.cxxflags!r}: "
             f"{first_error(result.log)}"
         )
-    return result.executable
+    return result.executable, result.failed
 
 
 def available(executable: Path) -> tuple[str, ...]:
     """The contenders this build has (a peer whose headers the host lacks is not compiled)."""
-    done = subprocess.run(
-        [str(executable), "--list_variants"], capture_output=True, text=True, check=False
-    )
-    compiled = set(done.stdout.split())
+    compiled = variants(executable)
     return tuple(c.id for c in CONTENDERS if c.id in compiled or c.id in BASELINES)
 
 
-def _line(arm: str, round_number: int, events: int, contest: Contest) -> str:
-    kind, variant = (arm, REFERENCE) if arm in BASELINES else ("throughput", arm)
+def _line(arm: str, round_number: int, events: int, contest: Contest, carrier: str) -> str:
+    kind, variant = (arm, carrier) if arm in BASELINES else ("throughput", arm)
     cpus = (contest.params.producer_cpu, contest.params.consumer_cpu)
     return plan_line(f"r{round_number}/{arm} {kind} {variant}", events, cpus, contest.workload)
 
 
 def plan_text(contest: Contest, events: Mapping[str, int], first: int, rounds: int) -> str:
-    """Rounds `first`.. of every arm in `events`, each round in its own seeded order."""
+    """Rounds `first`.. of every arm in `events`, each round in its own seeded order. The
+    baselines take the reference's event type, or the whole-buffer line's when the reference
+    is not running (it failed)."""
+    carrier = REFERENCE if REFERENCE in events else "whole_buffers"
     lines = []
     for r in range(first, first + rounds):
         arms = sorted(events)
         order = np.random.default_rng([SEED, r]).permutation(len(arms))
-        lines += [_line(arms[i], r, events[arms[i]], contest) for i in order]
+        lines += [_line(arms[i], r, events[arms[i]], contest, carrier) for i in order]
     return "\n".join(lines) + "\n"
 
 
@@ -134,26 +147,31 @@ class Measured:
 def run_rounds(
     executable: Path, contest: Contest, events: Mapping[str, int], first: int, rounds: int
 ) -> Measured:
-    """Run the rounds; an arm that crashes or hangs is named by the harness, recorded, and the
-    rounds run again without it."""
-    live = dict(events)
-    failed: dict[str, tuple[Status, str]] = {}
-    while live:
-        plan = plan_text(contest, live, first, rounds)
-        done = execute(executable, plan, len(live) * rounds * SAMPLE_DEADLINE + 30, SAMPLE_DEADLINE)
-        if done.status is Status.ok:
-            parsed = parse_samples(done.document)
-            failed |= {arm: (status, parsed.cause(arm)) for arm, status in parsed.failed.items()}
-            kept = tuple(s for s in parsed.samples if s.arm not in parsed.failed)
-            return Measured(kept, failed)
-        said = death(done.log)
-        culprit = said.arm.split("/")[0] if said and said.arm else None
-        if culprit not in live or culprit == REFERENCE:
-            cause = said.cause if said else done.log.strip()[-300:]
-            raise UserError(f"the bench's tuned channel failed ({done.status}): {cause}")
-        failed[culprit] = (done.status, said.cause if said else "")
-        del live[culprit]
-    return Measured((), failed)
+    """Run the rounds through the executor: an arm that crashes or hangs is named (by the
+    harness, else by running each arm alone), recorded, and the rounds run again without it."""
+
+    def attempt(left_out: frozenset[str], arms: Sequence[str], count: int) -> Executed:
+        live = {arm: events[arm] for arm in arms if arm not in left_out}
+        if not live:
+            return Executed(Status.ok)
+        timeout = len(live) * count * SAMPLE_DEADLINE + 30
+        return execute(executable, plan_text(contest, live, first, count), timeout, SAMPLE_DEADLINE)
+
+    arms = sorted(events)
+    found = isolate(
+        lambda left_out: attempt(left_out, arms, rounds),
+        lambda arm: attempt(frozenset(), [arm], 1),
+        arms,
+    )
+    failed = {arm: (status, found.causes.get(arm, "")) for arm, status in found.culprits.items()}
+    if found.last.status is not Status.ok:  # no one arm to blame: every one still running failed
+        cause = f"the rounds failed with no one contender named: {found.last.log.strip()[-300:]}"
+        failed |= {arm: (found.last.status, cause) for arm in arms if arm not in failed}
+        return Measured((), failed)
+    parsed = parse_samples(found.last.document)
+    failed |= {arm: (status, parsed.cause(arm)) for arm, status in parsed.failed.items()}
+    kept = tuple(s for s in parsed.samples if s.arm not in parsed.failed)
+    return Measured(kept, failed)
 
 
 def sized(probe: Sequence[Sample], arms: Sequence[str]) -> dict[str, int]:
@@ -167,12 +185,16 @@ def sized(probe: Sequence[Sample], arms: Sequence[str]) -> dict[str, int]:
 
 
 def measure(contest: Contest, cache_dir: Path, show: Show) -> BenchReport:
-    executable = built(contest, cache_dir)
-    arms = available(executable)
+    executable, left_out = built(contest, cache_dir)
+    broken = {row: (Status.compile_error, first_error(log)) for row, log in left_out.items()}
+    compiled = available(executable)
+    arms = tuple(c.id for c in CONTENDERS if c.id in compiled or c.id in broken)
+    runnable = [arm for arm in compiled if arm not in broken]
     show(f"bench: {len(arms)} contenders, a probe round, then {contest.rounds} rounds")
-    probe = run_rounds(executable, contest, dict.fromkeys(arms, PROBE_EVENTS), 0, 1)
-    measured = run_rounds(executable, contest, sized(probe.samples, arms), 1, contest.rounds)
-    failed = {**probe.failed, **measured.failed}
+    probe = run_rounds(executable, contest, dict.fromkeys(runnable, PROBE_EVENTS), 0, 1)
+    events = sized(probe.samples, runnable)
+    measured = run_rounds(executable, contest, events, 1, contest.rounds)
+    failed = {**broken, **probe.failed, **measured.failed}
     missing = tuple(c.id for c in CONTENDERS if c.role is Role.peer and c.id not in arms)
     return BenchReport(
         target=contest.target,

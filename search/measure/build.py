@@ -1,4 +1,12 @@
-"""The build stage: a rendered Meson project -> one benchmark executable, or a recorded failure.
+"""The builder: every path that compiles comes here, and here are its compile flags.
+
+A rendered Meson project -> one benchmark executable, or a recorded failure (the search's
+candidates, `hspc-gen bench`'s contest); one source file and the runtime headers -> one small
+program, compiled directly (the calibration, the topology probe, the user's code alone), since
+Meson's setup would cost more than their compile. The flags of each (`Flags`, `PROGRAM_FLAGS`)
+are defined here and nowhere else. What the rendered meson.build files keep is what belongs to
+the project, not to a build of it: the language standard and the warning level as its defaults
+(the options here repeat the level), the app's defines, and -UNDEBUG on the contest's asserts unit.
 
 All candidates of a batch go into one binary, a few compile-time points to a translation unit, so
 Ninja compiles them on every core; a unit that does not compile is found by its object file, its
@@ -14,7 +22,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,20 +29,54 @@ from pathlib import Path
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import Status
+from hspc_gen.search.measure import process
 
-# The Meson options every benchmark build uses; part of each record's key, so a change of flags
-# makes older measurements stale. Compiler flags themselves live in the rendered meson.build.
-MESON_OPTIONS: tuple[str, ...] = ("--buildtype=release", "-Db_ndebug=true", "-Dwarning_level=2")
+
+@dataclass(frozen=True)
+class Flags:
+    """How a Meson project is compiled: Meson's build type (its optimisation: `release` is -O3,
+    `plain` adds none, leaving it to `cxxflags`), asserts off (NDEBUG), the warning level, and
+    the user's own flags (`hspc-gen bench --cxxflags`)."""
+
+    buildtype: str
+    ndebug: bool = False
+    warning_level: int = 2
+    cxxflags: str | None = None
+
+    def meson_options(self) -> tuple[str, ...]:
+        """`meson setup`'s options: part of every record's key (through the source hash), so a
+        change of flags makes older measurements stale."""
+        ndebug = ("-Db_ndebug=true",) if self.ndebug else ()
+        user = () if self.cxxflags is None else (f"-Dcpp_args={self.cxxflags}",)
+        return (f"--buildtype={self.buildtype}", *ndebug, f"-Dwarning_level={self.warning_level}",
+                *user)  # fmt: skip
+
+
+SEARCH_FLAGS = Flags("release", ndebug=True)
+"""The search's candidates: optimised as a release build, asserts off."""
+MESON_OPTIONS: tuple[str, ...] = SEARCH_FLAGS.meson_options()
+
+
+def contest_flags(cxxflags: str) -> Flags:
+    """`hspc-gen bench`: the user's flags alone decide optimisation and asserts."""
+    return Flags("plain", cxxflags=cxxflags)
+
+
+PROGRAM_FLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-pthread")
+"""The one-file measuring programs and the user's code alone: what they time is the OS's waits
+and the user's own code, which -O2 compiles as their build would."""
 BUILD_TIMEOUT_SECONDS = 900
 EXECUTABLE = "hspc_bench"
 JOBS = os.cpu_count() or 1
 """Compilers Ninja runs at once."""
-_FAILED_OBJECT = re.compile(r"^FAILED: .*?(v_\w+)\.cpp\.o", re.MULTILINE)
+_FAILED_OBJECT = re.compile(r"^FAILED: .*?(\w+)\.cpp\.o", re.MULTILINE)  # the unit's stem
 
 
 @dataclass(frozen=True)
 class Project:
-    """Rendered sources: relative path -> text. `variants` maps candidate id -> its source file."""
+    """Rendered sources: relative path -> text. `variants` maps candidate id -> its source file
+    (a unit that fails to compile leaves out its candidates; one no candidate owns fails the
+    build)."""
 
     files: Mapping[str, str]
     variants: Mapping[str, str]
@@ -75,19 +116,12 @@ def _environment() -> dict[str, str]:
 
 
 def _run(argv: Sequence[str], cwd: Path | None = None) -> tuple[int, str]:
-    try:
-        done = subprocess.run(
-            list(argv),
-            cwd=cwd,
-            env=_environment(),
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as err:
-        return -1, f"timed out after {err.timeout} s: {' '.join(argv)}"
-    return done.returncode, done.stdout + done.stderr
+    done = process.run(argv, BUILD_TIMEOUT_SECONDS, cwd=cwd, env=_environment())
+    if done.timed_out:
+        return -1, f"timed out after {BUILD_TIMEOUT_SECONDS} s: {' '.join(argv)}"
+    if done.start_error:
+        return -1, f"could not start {argv[0]}: {done.start_error}"
+    return done.code, done.output
 
 
 def _write_project(project: Project, source_dir: Path) -> None:
@@ -144,3 +178,35 @@ def build(
         return BuildResult(Status.compile_error, None, project.source_hash, failed, log)
     rest = build(render, survivors, cache_dir)
     return BuildResult(rest.status, rest.executable, rest.source_hash, {**failed, **rest.failed})
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One program compiled directly: `status` ok, compile_error or timeout, and the
+    compiler's output (or, when the compiler could not be started, the OS's reason)."""
+
+    status: Status
+    log: str = ""
+    start_error: str = ""
+
+
+def compile_program(
+    compiler: Sequence[str],
+    sources: Sequence[str],
+    output: Path,
+    *,
+    includes: Sequence[str] = (),
+    defines: Sequence[str] = (),
+    timeout: float,
+) -> Compiled:
+    """`sources` -> `output` with PROGRAM_FLAGS; `compiler` is a command's words (`ccache
+    c++`). Never raises for the compiler's sake: its complaint is the result's log."""
+    argv = [*compiler, *PROGRAM_FLAGS, *(f"-I{folder}" for folder in includes),
+            *(f"-D{define}" for define in defines), *sources, "-o", str(output)]  # fmt: skip
+    done = process.run(argv, timeout)
+    if done.timed_out:
+        return Compiled(Status.timeout, f"did not compile within {timeout:g} s")
+    if done.start_error:
+        reason = f"could not start {argv[0]}: {done.start_error}"
+        return Compiled(Status.compile_error, reason, done.start_error)
+    return Compiled(Status.ok if done.code == 0 else Status.compile_error, done.output)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 
 from hspc_gen.model import ChannelParams, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.measure import process
 from hspc_gen.search.plan import Plan
 from hspc_gen.search.records import Sample, base_of, is_baseline, is_latency
 
@@ -69,18 +69,26 @@ def execute(
             "--benchmark_out_format=json",
             "--benchmark_format=json",
         ]
-        try:
-            done = subprocess.run(
-                argv, check=False, capture_output=True, text=True, timeout=timeout
-            )
-        except subprocess.TimeoutExpired:
+        done = process.run(argv, timeout)
+        if done.timed_out:
             return Executed(Status.timeout, log=f"killed: the plan ran past {timeout:.0f} s")
-        status = _status_of(done.returncode, done.stderr)
+        if done.start_error:
+            return Executed(Status.crashed, log=f"could not start {executable}: {done.start_error}")
+        status = _status_of(done.code, done.stderr)
         if status is Status.ok and not out_path.exists():
             status = Status.crashed
         if status is not Status.ok:
             return Executed(status, log=done.stderr)
         return Executed(Status.ok, json.loads(out_path.read_text(encoding="utf-8")), done.stderr)
+
+
+LIST_TIMEOUT_SECONDS = 30.0
+
+
+def variants(executable: Path) -> frozenset[str]:
+    """The variants a harness binary was compiled with (its `--list_variants`)."""
+    done = process.run([str(executable), "--list_variants"], LIST_TIMEOUT_SECONDS)
+    return frozenset(done.stdout.split())
 
 
 def _status_of(code: int, stderr: str) -> Status:

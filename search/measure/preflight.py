@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import signal
-import subprocess
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,8 +31,10 @@ from typing import Any
 from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.files import write_atomic
+from hspc_gen.model import Status
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.measure import load
+from hspc_gen.search.measure import load, process
+from hspc_gen.search.measure.build import compile_program
 
 SMOKE_EVENTS = 100_000
 SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile
@@ -142,24 +143,24 @@ def _smoke_main() -> Path:
 
 def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
     main = _smoke_main()
-    defines = [f"-DHSPC_APP_{side.upper()}" for side in sources]
-    folders = sorted({f"-I{path.parent}" for path in sources.values()})
-    files = sorted({str(path) for path in sources.values()})
-    argv = [
-        *shlex.split(compiler()), "-std=c++17", "-O2", "-pthread", f"-I{main.parent.parent}",
-        *folders, *defines, f"-DHSPC_EVENT_BYTES={event_bytes}", str(main), *files,
-        "-o", str(program),
-    ]  # fmt: skip
-    try:
-        done = subprocess.run(
-            argv, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_SECONDS, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise UserError(
-            f"the user's code did not compile within {COMPILE_TIMEOUT_SECONDS:g} s"
-        ) from None
-    if done.returncode != 0:
-        raise UserError(compile_message(done.stdout + done.stderr, sources))
+    compiled = compile_program(
+        shlex.split(compiler()),
+        [str(main), *sorted({str(path) for path in sources.values()})],
+        program,
+        includes=[
+            str(main.parent.parent),
+            *sorted({str(path.parent) for path in sources.values()}),
+        ],
+        defines=[
+            *(f"HSPC_APP_{side.upper()}" for side in sources),
+            f"HSPC_EVENT_BYTES={event_bytes}",
+        ],
+        timeout=COMPILE_TIMEOUT_SECONDS,
+    )
+    if compiled.status is Status.timeout:
+        raise UserError(f"the user's code did not compile within {COMPILE_TIMEOUT_SECONDS:g} s")
+    if compiled.status is not Status.ok:
+        raise UserError(compile_message(compiled.log, sources))
 
 
 def compile_message(log: str, sources: dict[str, Path]) -> str:
@@ -188,20 +189,14 @@ def compile_message(log: str, sources: dict[str, Path]) -> str:
 
 def _run(sources: dict[str, Path], program: Path) -> UserCode:
     argv = [str(program), f"--events={SMOKE_EVENTS}", f"--deadline_s={SMOKE_DEADLINE_SECONDS}"]
-    try:
-        done = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=SMOKE_DEADLINE_SECONDS + RUN_GRACE_SECONDS,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise UserCodeError(_failure(sources, "hung (killed: no watchdog message)", "")) from None
+    done = process.run(argv, SMOKE_DEADLINE_SECONDS + RUN_GRACE_SECONDS)
+    if done.timed_out:
+        raise UserCodeError(_failure(sources, "hung (killed: no watchdog message)", ""))
     found = re.search(r"producer_ns_per_event=([\d.]+) consumer_ns_per_event=([\d.]+)", done.stdout)
-    if done.returncode == 0 and found:
+    if done.ok and found:
         return UserCode(float(found[1]), float(found[2]))
-    raise UserCodeError(_failure(sources, _how(done.returncode, done.stderr), done.stderr))
+    stderr = done.stderr or done.start_error
+    raise UserCodeError(_failure(sources, _how(done.code, stderr), stderr))
 
 
 def _how(code: int, stderr: str) -> str:

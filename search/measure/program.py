@@ -1,6 +1,7 @@
 """The small measuring programs of runtime/bench (the calibration, the topology probe): built
-once per source and compiler into the cache, run with a timeout. Neither needs Meson: each is one
-source file and the runtime headers it includes.
+once per source and compiler into the cache by the builder (`build.compile_program`), run with a
+timeout by `process.run`. Neither needs Meson: each is one source file and the runtime headers it
+includes.
 
 A program that cannot be built or run raises ProgramError with one line saying why; its callers
 keep that as a note (failures are data) and go on without what it would have measured.
@@ -10,9 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-import subprocess
 from importlib import resources
 from pathlib import Path
+
+from hspc_gen.model import Status
+from hspc_gen.search.measure import process
+from hspc_gen.search.measure.build import compile_program
 
 COMPILE_TIMEOUT_SECONDS = 120.0
 FOLDER = "host"  # under the cache folder: the programs, and the host records beside them
@@ -49,21 +53,34 @@ def built(cache_dir: Path, compiler: str, name: str, headers: tuple[str, ...] = 
     program.parent.mkdir(parents=True, exist_ok=True)
     partial = program.with_name(program.name + ".partial")
     runtime = program_source.parent.parent
-    argv = [*shlex.split(compiler), "-std=c++17", "-O2", "-pthread", f"-I{runtime}"]
-    call([*argv, str(program_source), "-o", str(partial)], COMPILE_TIMEOUT_SECONDS, "build")
+    compiled = compile_program(
+        shlex.split(compiler),
+        [str(program_source)],
+        partial,
+        includes=[str(runtime)],
+        timeout=COMPILE_TIMEOUT_SECONDS,
+    )
+    if compiled.status is Status.timeout:
+        raise ProgramError(f"its program did not build within {COMPILE_TIMEOUT_SECONDS:g} s")
+    if compiled.start_error:
+        raise ProgramError(f"could not build its program ({compiled.start_error})")
+    if compiled.status is not Status.ok:
+        raise ProgramError(f"its program failed to build: {_last(compiled.log)}")
     partial.replace(program)
     return program
 
 
 def call(argv: list[str], timeout: float, what: str) -> str:
     """The program's standard output; ProgramError when it cannot `what` (build, run)."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise ProgramError(f"its program did not {what} within {timeout:g} s") from None
-    except OSError as err:
-        raise ProgramError(f"could not {what} its program ({err})") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        raise ProgramError(f"its program failed to {what}: {last}")
+    done = process.run(argv, timeout)
+    if done.timed_out:
+        raise ProgramError(f"its program did not {what} within {timeout:g} s")
+    if done.start_error:
+        raise ProgramError(f"could not {what} its program ({done.start_error})")
+    if done.code != 0:
+        raise ProgramError(f"its program failed to {what}: {_last(done.stderr)}")
     return done.stdout
+
+
+def _last(log: str) -> str:
+    return (log.strip().splitlines() or ["(no output)"])[-1]

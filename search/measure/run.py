@@ -1,14 +1,18 @@
-"""The run stage: one plan through one benchmark binary, in one process.
+"""The executor: a plan through one benchmark binary, in one process, and the culprit search.
 
 A binary that crashes or hangs (the harness's watchdog aborts a sample past its deadline; the
-process is also killed past an outer timeout) is not an exception: the candidate that was running
-is named by the harness's last line (or, when it could not say, found by running each candidate
-of the plan alone), it gets its status and cause, and the plan runs again without it.
+process is also killed past an outer timeout) is not an exception: the arm that was running is
+named by the harness's last line (or, when it could not say, found by running each suspect
+alone), it gets its status and cause, and the run goes again without it (`isolate`). The
+search's plans (`run_plan`) and `hspc-gen bench`'s rounds (search.contest) both run this way.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from hspc_gen.model import Status
 from hspc_gen.search.measure import load
@@ -22,6 +26,75 @@ from hspc_gen.search.measure.harness import (
 )
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import base_of
+
+
+class Outcome(Protocol):
+    """What the culprit search reads of one process: its status and what it printed."""
+
+    @property
+    def status(self) -> Status: ...
+
+    @property
+    def log(self) -> str: ...
+
+
+OutcomeT = TypeVar("OutcomeT", bound=Outcome)
+
+
+@dataclass(frozen=True)
+class Isolated(Generic[OutcomeT]):
+    """The last run (ok, or a failure nobody could be named for, or one a protected arm
+    caused), the arms left out on the way with their statuses and causes, and the first
+    failure's log."""
+
+    last: OutcomeT
+    culprits: Mapping[str, Status]
+    causes: Mapping[str, str]
+    first_log: str
+
+
+def isolate(
+    attempt: Callable[[frozenset[str]], OutcomeT],
+    alone: Callable[[str], OutcomeT],
+    suspects: Sequence[str],
+    protected: Collection[str] = frozenset(),
+) -> Isolated[OutcomeT]:
+    """`attempt(left_out)` runs every arm but those; when it fails, the harness's named arm, or
+    else each suspect still in that `alone` fails, is left out and the run goes again. A failure
+    with no one to name, or one a `protected` arm caused, ends it: `last` is that failure."""
+    culprits: dict[str, Status] = {}
+    causes: dict[str, str] = {}
+    first_log: str | None = None
+    while True:
+        last = attempt(frozenset(culprits))
+        first_log = last.log if first_log is None else first_log
+        if last.status is Status.ok:
+            return Isolated(last, culprits, causes, first_log)
+        live = [arm for arm in suspects if arm not in culprits]
+        found, why = _culprits(last, live, alone)
+        culprits |= found
+        causes |= why
+        if not found or set(found) & set(protected) or set(found) - set(suspects):
+            return Isolated(last, culprits, causes, first_log)
+
+
+def _culprits(
+    failed: Outcome, live: Sequence[str], alone: Callable[[str], Outcome]
+) -> tuple[dict[str, Status], dict[str, str]]:
+    """Who made the run fail, and why: the arm the harness named, else each suspect alone."""
+    said = death(failed.log)
+    if said is not None and said.arm is not None:
+        arm = base_of(said.arm)
+        return {arm: failed.status}, {arm: said.cause}
+    culprits: dict[str, Status] = {}
+    causes: dict[str, str] = {}
+    for arm in live:
+        single = alone(arm)
+        if single.status is not Status.ok:
+            culprits[arm] = single.status
+            said = death(single.log)
+            causes[arm] = said.cause if said else f"{single.status} when run alone"
+    return culprits, causes
 
 
 def _execute(plan: Plan, invocation: Invocation) -> RunResult:
@@ -47,7 +120,7 @@ def _alone(plan: Plan, arm: str) -> Plan:
     return dataclasses.replace(plan, baselines=(), rounds=1, order=((arm,),), incumbent=arm)
 
 
-def without_arms(plan: Plan, culprits: set[str]) -> Plan:
+def without_arms(plan: Plan, culprits: Collection[str]) -> Plan:
     def keep(arm: str) -> bool:
         return base_of(arm) not in culprits
 
@@ -58,33 +131,18 @@ def without_arms(plan: Plan, culprits: set[str]) -> Plan:
 
 def run_plan(plan: Plan, invocation: Invocation) -> RunResult:
     """Run `plan`; a candidate that crashes or hangs is named, recorded, and left out."""
-    result = _execute(plan, invocation)
-    if result.status is Status.ok:
-        return result
-    culprits, causes = _culprits(plan, invocation, result)
-    if not culprits or plan.incumbent in culprits or set(culprits) & set(plan.baselines):
-        return RunResult(result.status, (), result.log, culprits, causes=causes)
-    rerun = run_plan(without_arms(plan, set(culprits)), invocation)
-    statuses = {**rerun.arm_status, **culprits}
-    return dataclasses.replace(
-        rerun, arm_status=statuses, causes={**rerun.causes, **causes}, log=result.log
+    found = isolate(
+        lambda left_out: _execute(without_arms(plan, left_out) if left_out else plan, invocation),
+        lambda arm: _execute(_alone(plan, arm), invocation),
+        candidates_of(plan.order),
+        protected={plan.incumbent, *plan.baselines},
     )
-
-
-def _culprits(
-    plan: Plan, invocation: Invocation, failed: RunResult
-) -> tuple[dict[str, Status], dict[str, str]]:
-    """Who made the run fail, and why: the arm the harness named, else each candidate alone."""
-    said = death(failed.log)
-    if said is not None and said.arm is not None:
-        arm = base_of(said.arm)
-        return {arm: failed.status}, {arm: said.cause}
-    culprits: dict[str, Status] = {}
-    causes: dict[str, str] = {}
-    for arm in candidates_of(plan.order):
-        alone = _execute(_alone(plan, arm), invocation)
-        if alone.status is not Status.ok:
-            culprits[arm] = alone.status
-            said = death(alone.log)
-            causes[arm] = said.cause if said else f"{alone.status} when run alone"
-    return culprits, causes
+    last = found.last
+    if last.status is not Status.ok:
+        return RunResult(last.status, (), found.first_log, found.culprits, causes=found.causes)
+    return dataclasses.replace(
+        last,
+        arm_status={**last.arm_status, **found.culprits},
+        causes={**last.causes, **found.causes},
+        log=found.first_log,
+    )

@@ -1,5 +1,6 @@
 """`hspc-gen bench` as a user meets it: a real build of the tuned header beside the host's peers,
-real threads, every sample checked; and its refusals (one message, exit 2, nothing written)."""
+real threads, every sample checked; a contender that does not compile or crashes is a row with
+its status; and its refusals of bad input (one message, exit 2, nothing written)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLE, assert_one_clear_error, hspc_gen, listing
+from test_cli import EXAMPLE, assert_one_clear_error, hspc_gen, listing, user_target
 
 from hspc_gen.reports import figure_threads, html
+from hspc_gen.search import contest
 
 PEERS = {"boost_spsc_bulk", "moodycamel_cq_bulk", "atomic_queue_spsc", "tbb_bounded_queue"}
 
@@ -66,6 +68,33 @@ def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
     done = bench(*args, "--cxxflags", "-O2 -fno-such-flag", "--cache", tmp_path / "cache")
     assert_one_clear_error(done, "did not build with --cxxflags", "-fno-such-flag")
     assert not out.exists() or listing(out) == []
+
+
+def test_a_contender_that_does_not_compile_or_crashes_is_a_row_with_its_status(
+    tmp_path: Path,
+) -> None:
+    """Failures are data: the asserts unit refuses to compile (the header says so when NDEBUG is
+    off), and the app's consumer crashes on its 300,000th event, in whichever contender runs it;
+    the others are measured, the report says which failed and why, and the exit status is 1:
+    the comparison asked for did not happen."""
+    target, out = user_target(tmp_path, "crash_late_consumer.cpp"), tmp_path / "out"
+    done = hspc_gen("--target", target, "--effort", "estimate", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    (header,) = out.glob("*.hpp")
+    refusal = "#ifndef NDEBUG\n#error this header refuses asserts\n#endif\n"
+    header.write_text(header.read_text(encoding="utf-8") + refusal, encoding="utf-8")
+    done = bench("--target", target, "--out", out, "--rounds", "3", "--cache", tmp_path / "cache")
+    assert done.returncode == 1, done.stderr  # the tuned channel's own rows failed
+    assert "the tuned channel's tuned_consume did not run: crashed" in done.stderr
+    rows = {row["id"]: row for row in json.loads((out / "hspc-bench.json").read_text())["rows"]}
+    for row in contest.ASSERTS:
+        assert rows[row]["status"] == "compile_error", rows[row]
+        assert "this header refuses asserts" in rows[row]["cause"]
+    crash = "fatal signal SIGSEGV in the user's consumer code (hspc_consume)"
+    assert rows["tuned_consume"]["status"] == "crashed" and crash in rows["tuned_consume"]["cause"]
+    assert rows["producer_alone"]["status"] == "ok"  # it runs no consumer code
+    assert rows["producer_alone"]["events_per_second"]["n"] == 3
+    assert "| compile_error: " in done.stdout and "| crashed: " in done.stdout
 
 
 @pytest.mark.parametrize("flags", [("--cxxflags", "-fbogus"), ("--cxxflags=-O3 -fbogus",)])

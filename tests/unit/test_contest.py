@@ -1,5 +1,6 @@
 """hspc_gen.search.contest and reports.bench without a compiler: the plan's interleaved rounds,
-the sizing of samples, the rows paired against the tuned channel, the asserts copy's namespace."""
+the sizing of samples, the rows paired against the tuned channel, the asserts copy's namespace,
+the units a build may leave out (test_bench.py builds and runs them)."""
 
 from __future__ import annotations
 
@@ -21,15 +22,18 @@ HEADER = (
 )
 
 
-def a_contest(**fields: object) -> contest.Contest:
+def a_contest(header: Path = Path("app_channel.hpp"), **fields: object) -> contest.Contest:
+    def render(rows: tuple[str, ...]) -> dict[str, str]:  # the header is read when built
+        return render_contest_files(PARAMS, 8, header.read_text(), "app", tuned_rows=rows)
+
     return contest.Contest(
         target="app",
         fingerprint="f",
         compiler="g++",
         params=PARAMS,
-        header=Path("app_channel.hpp"),
+        header=header,
         workload=Workload(),
-        files={},
+        render=render,
         event_bytes=8,
         **fields,  # type: ignore[arg-type]
     )
@@ -100,3 +104,31 @@ def test_the_asserts_copy_lives_in_its_own_namespace() -> None:
     assert all(f'{{"{row}", &run_{row}}}' in files["main.cpp"] for row in contest.TUNED_ROWS)
     with pytest.raises(ValueError, match="namespace other"):
         render_contest_files(PARAMS, 8, HEADER, "other", tuned_rows=contest.TUNED_ROWS)
+
+
+def test_a_unit_left_out_takes_its_rows_and_its_place_in_the_build(tmp_path: Path) -> None:
+    """The builder names each tuned row's unit, so that a unit that does not compile is left out
+    with its rows only; the rest builds as before."""
+    header = tmp_path / "app_channel.hpp"
+    header.write_text(HEADER)
+    whole = contest.project(a_contest(header=header))
+    assert whole.variants == {
+        **{row: "tuned.cpp" for row in contest.TUNED_ROWS if row not in contest.ASSERTS},
+        **dict.fromkeys(contest.ASSERTS, "tuned_asserts.cpp"),
+    }
+    assert whole.options == ("--buildtype=plain", "-Dwarning_level=2", "-Dcpp_args=-O2 -DNDEBUG")
+    kept = [c.id for c in contest.CONTENDERS if c.id not in contest.ASSERTS]
+    without = contest.project(a_contest(header=header), kept)
+    assert "tuned_asserts.cpp" not in without.files and "tuned.cpp" in without.files
+    assert "static_library" not in without.files["meson.build"]
+    assert "run_tuned_consume_asserts" not in without.files["main.cpp"]
+    assert set(without.variants) == set(contest.TUNED_ROWS) - set(contest.ASSERTS)
+    assert without.source_hash != whole.source_hash
+
+
+def test_the_baselines_take_the_whole_buffer_line_s_event_type_when_the_reference_failed() -> None:
+    events = {"whole_buffers": 5000, "producer_alone": 7000}
+    lines = contest.plan_text(a_contest(), events, first=1, rounds=1).splitlines()
+    assert any(
+        line.startswith("r1/producer_alone producer_alone whole_buffers 7000 ") for line in lines
+    )
