@@ -5,9 +5,10 @@ and their options are listed in README.md's "The command line"; each takes --hel
 
 Exit status: 0 done, 1 the run could not finish (for check: the header was tuned elsewhere; for
 bench: a row of the tuned channel failed, the table says why), 2 bad input (one message, no
-traceback, no file written; the user's code not compiling is bad input too), 3 the user's own code hung, crashed or exited when run alone before tuning (nothing
-written), 130 interrupted, 143 terminated. A wisdom file that is damaged, cut short, altered or
-of another format is bad input (nothing imported).
+traceback, no file written; the user's code not compiling is bad input too), 3 the user's own code
+hung, crashed or exited when run alone before tuning (nothing written), 130 interrupted, 143
+terminated. A wisdom file that is damaged, cut short, altered or of another format is bad input
+(nothing imported).
 This module and cli_install are the only ones that print.
 """
 

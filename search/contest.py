@@ -27,7 +27,7 @@ from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import stats
-from hspc_gen.search.measure.build import Project, build, contest_flags
+from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
 from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
@@ -58,7 +58,7 @@ CONTENDERS = (
 )
 BASELINES = frozenset({"p0_parallel", "producer_alone", "consumer_alone"})
 TUNED_ROWS = tuple(c.id for c in CONTENDERS if c.role is Role.tuned)
-DEFAULT_CXXFLAGS = "-O2 -DNDEBUG"
+DEFAULT_CXXFLAGS = CONTEST_CXXFLAGS
 DEFAULT_ROUNDS = 15
 SAMPLE_SECONDS = 0.03
 # The harness's watchdog ends a sample past SAMPLE_DEADLINE as hung, whatever its event count (the
@@ -101,22 +101,25 @@ def project(contest: Contest, rows: Sequence[str] = TUNED_ROWS) -> Project:
 
 def built(contest: Contest, cache_dir: Path) -> tuple[Path, Mapping[str, str]]:
     """The contest's binary, and the tuned rows left out because their unit did not compile
-    (row -> compiler output); a build nothing of can run is the user's flags or header: one
-    message."""
+    (row -> compiler output). A build nothing of can run, or one without the reference (every
+    other row is paired against it), is the user's flags or header: one message."""
     ids = [c.id for c in CONTENDERS]
     result = build(lambda ids: project(contest, ids), ids, cache_dir)
-    if result.status is not Status.ok or result.executable is None:
+    log = result.failed.get(REFERENCE, result.log)
+    if result.status is not Status.ok or result.executable is None or REFERENCE in result.failed:
         raise UserError(
-            f"the bench did not build with --cxxflags {contest.cxxflags!r}: "
-            f"{first_error(result.log)}"
+            f"the bench did not build with --cxxflags {contest.cxxflags!r}: {first_error(log)}"
         )
     return result.executable, result.failed
 
 
-def available(executable: Path) -> tuple[str, ...]:
-    """The contenders this build has (a peer whose headers the host lacks is not compiled)."""
-    compiled = variants(executable)
-    return tuple(c.id for c in CONTENDERS if c.id in compiled or c.id in BASELINES)
+def available(executable: Path) -> tuple[tuple[str, ...], tuple[Status, str] | None]:
+    """The contenders this build has (a peer whose headers the host lacks is not compiled); or,
+    when the binary could not list them, every contender and why none can run."""
+    listed = variants(executable)
+    if listed.failure is not None:
+        return tuple(c.id for c in CONTENDERS), listed.failure
+    return tuple(c.id for c in CONTENDERS if c.id in listed.names or c.id in BASELINES), None
 
 
 def _line(arm: str, round_number: int, events: int, contest: Contest, carrier: str) -> str:
@@ -187,7 +190,9 @@ def sized(probe: Sequence[Sample], arms: Sequence[str]) -> dict[str, int]:
 def measure(contest: Contest, cache_dir: Path, show: Show) -> BenchReport:
     executable, left_out = built(contest, cache_dir)
     broken = {row: (Status.compile_error, first_error(log)) for row, log in left_out.items()}
-    compiled = available(executable)
+    compiled, unlisted = available(executable)
+    if unlisted is not None:  # the binary cannot say what it holds: no contender runs
+        broken = {arm: broken.get(arm, unlisted) for arm in compiled}
     arms = tuple(c.id for c in CONTENDERS if c.id in compiled or c.id in broken)
     runnable = [arm for arm in compiled if arm not in broken]
     show(f"bench: {len(arms)} contenders, a probe round, then {contest.rounds} rounds")

@@ -57,6 +57,10 @@ SEARCH_FLAGS = Flags("release", ndebug=True)
 MESON_OPTIONS: tuple[str, ...] = SEARCH_FLAGS.meson_options()
 
 
+CONTEST_CXXFLAGS = "-O2 -DNDEBUG"
+"""`hspc-gen bench`'s --cxxflags when none are given: a release build's."""
+
+
 def contest_flags(cxxflags: str) -> Flags:
     """`hspc-gen bench`: the user's flags alone decide optimisation and asserts."""
     return Flags("plain", cxxflags=cxxflags)
@@ -119,7 +123,7 @@ def _run(argv: Sequence[str], cwd: Path | None = None) -> tuple[int, str]:
     done = process.run(argv, BUILD_TIMEOUT_SECONDS, cwd=cwd, env=_environment())
     if done.timed_out:
         return -1, f"timed out after {BUILD_TIMEOUT_SECONDS} s: {' '.join(argv)}"
-    if done.start_error:
+    if done.code is None:
         return -1, f"could not start {argv[0]}: {done.start_error}"
     return done.code, done.output
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import process
@@ -72,8 +73,8 @@ def execute(
         done = process.run(argv, timeout)
         if done.timed_out:
             return Executed(Status.timeout, log=f"killed: the plan ran past {timeout:.0f} s")
-        if done.start_error:
-            return Executed(Status.crashed, log=f"could not start {executable}: {done.start_error}")
+        if done.code is None:  # no arm owns a binary that cannot start: one clear message
+            raise UserError(cannot_start(executable, done.start_error))
         status = _status_of(done.code, done.stderr)
         if status is Status.ok and not out_path.exists():
             status = Status.crashed
@@ -85,10 +86,32 @@ def execute(
 LIST_TIMEOUT_SECONDS = 30.0
 
 
-def variants(executable: Path) -> frozenset[str]:
+def cannot_start(executable: Path, reason: str) -> str:
+    return (
+        f"could not start the benchmark program {executable}: {reason} (the cache folder must"
+        " allow running programs: not a noexec mount; --cache names another)"
+    )
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A harness binary's `--list_variants`: the variants compiled in, or why it could not say
+    (then `names` is empty and `failure` is the status and what it printed)."""
+
+    names: frozenset[str]
+    failure: tuple[Status, str] | None = None
+
+
+def variants(executable: Path) -> Listed:
     """The variants a harness binary was compiled with (its `--list_variants`)."""
     done = process.run([str(executable), "--list_variants"], LIST_TIMEOUT_SECONDS)
-    return frozenset(done.stdout.split())
+    if done.code is None and not done.timed_out:
+        raise UserError(cannot_start(executable, done.start_error))
+    if not done.ok:
+        status = Status.timeout if done.timed_out else Status.crashed
+        said = done.stderr.strip()[-300:] or f"exit status {done.code}"
+        return Listed(frozenset(), (status, f"--list_variants failed: {said}"))
+    return Listed(frozenset(done.stdout.split()))
 
 
 def _status_of(code: int, stderr: str) -> Status:

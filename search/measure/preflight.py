@@ -157,6 +157,10 @@ def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:
         ],
         timeout=COMPILE_TIMEOUT_SECONDS,
     )
+    if compiled.start_error:
+        raise UserError(
+            f"the C++ compiler could not be started ({compiled.start_error}): set CXX to one"
+        )
     if compiled.status is Status.timeout:
         raise UserError(f"the user's code did not compile within {COMPILE_TIMEOUT_SECONDS:g} s")
     if compiled.status is not Status.ok:
@@ -192,11 +196,12 @@ def _run(sources: dict[str, Path], program: Path) -> UserCode:
     done = process.run(argv, SMOKE_DEADLINE_SECONDS + RUN_GRACE_SECONDS)
     if done.timed_out:
         raise UserCodeError(_failure(sources, "hung (killed: no watchdog message)", ""))
+    if done.code is None:  # the tuner's program, not the user's code, could not start
+        raise UserError(f"could not start the tuner's smoke program {program}: {done.start_error}")
     found = re.search(r"producer_ns_per_event=([\d.]+) consumer_ns_per_event=([\d.]+)", done.stdout)
     if done.ok and found:
         return UserCode(float(found[1]), float(found[2]))
-    stderr = done.stderr or done.start_error
-    raise UserCodeError(_failure(sources, _how(done.code, stderr), stderr))
+    raise UserCodeError(_failure(sources, _how(done.code, done.stderr), done.stderr))
 
 
 def _how(code: int, stderr: str) -> str:

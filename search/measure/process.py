@@ -15,10 +15,10 @@ from pathlib import Path
 
 @dataclass(frozen=True)
 class Finished:
-    """A process's end: its exit status (negative: the signal that ended it), what it printed,
-    and, when it did not finish on its own, why (`timed_out`, or `start_error`)."""
+    """A process's end: its exit status (negative: the signal that ended it; None when it did
+    not end on its own), what it printed, and then why (`timed_out`, or `start_error`)."""
 
-    code: int
+    code: int | None
     stdout: str = ""
     stderr: str = ""
     timed_out: bool = False
@@ -39,9 +39,10 @@ def run(
     *,
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
-    errors: str = "strict",
+    errors: str = "replace",
 ) -> Finished:
-    """Run `argv` (no shell), its output captured; killed past `timeout` seconds."""
+    """Run `argv` (no shell), its output captured; killed past `timeout` seconds. Output that
+    is not UTF-8 (a compiler quoting a Latin-1 source line) is decoded with replacements."""
     try:
         done = subprocess.run(
             list(argv),
@@ -54,9 +55,9 @@ def run(
             check=False,
         )
     except subprocess.TimeoutExpired as err:
-        return Finished(-1, _text(err.stdout), _text(err.stderr), timed_out=True)
+        return Finished(None, _text(err.stdout), _text(err.stderr), timed_out=True)
     except OSError as err:
-        return Finished(-1, start_error=str(err))
+        return Finished(None, start_error=str(err))
     return Finished(done.returncode, done.stdout, done.stderr)
 
 

@@ -44,8 +44,8 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome)
 @dataclass(frozen=True)
 class Isolated(Generic[OutcomeT]):
     """The last run (ok, or a failure nobody could be named for, or one a protected arm
-    caused), the arms left out on the way with their statuses and causes, and the first
-    failure's log."""
+    caused), the arms left out on the way with their statuses and causes, and the first run's
+    log (ok or not)."""
 
     last: OutcomeT
     culprits: Mapping[str, Status]
@@ -72,9 +72,10 @@ def isolate(
             return Isolated(last, culprits, causes, first_log)
         live = [arm for arm in suspects if arm not in culprits]
         found, why = _culprits(last, live, alone)
+        nobody_new = set(found) <= set(culprits)  # the same run again would fail the same way
         culprits |= found
         causes |= why
-        if not found or set(found) & set(protected) or set(found) - set(suspects):
+        if nobody_new or set(found) & set(protected) or set(found) - set(suspects):
             return Isolated(last, culprits, causes, first_log)
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 from hspc_gen.model import Status
 from hspc_gen.search.measure import process
 from hspc_gen.search.measure.build import (
+    CONTEST_CXXFLAGS,
     MESON_OPTIONS,
+    PROGRAM_FLAGS,
     Project,
     build,
     compile_program,
@@ -23,6 +25,8 @@ def test_the_flags_are_the_ones_every_stored_record_was_keyed_by() -> None:
     # Part of each record's key and each build's folder: a change here makes every stored
     # measurement stale, so it is deliberate or it is a bug.
     assert MESON_OPTIONS == ("--buildtype=release", "-Db_ndebug=true", "-Dwarning_level=2")
+    assert PROGRAM_FLAGS == ("-std=c++17", "-O2", "-pthread")  # calibration, probe, preflight
+    assert CONTEST_CXXFLAGS == "-O2 -DNDEBUG"
     assert contest_flags("-O2 -DNDEBUG").meson_options() == (
         "--buildtype=plain",
         "-Dwarning_level=2",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.model.workload import Workload
@@ -132,3 +133,21 @@ def test_the_baselines_take_the_whole_buffer_line_s_event_type_when_the_referenc
     assert any(
         line.startswith("r1/producer_alone producer_alone whole_buffers 7000 ") for line in lines
     )
+
+
+def test_a_binary_that_cannot_list_its_contenders_fails_every_row_or_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A `--list_variants` that crashes (the app's static initialisers, say) leaves no
+    contender silently out: each is a row with that status; a binary the OS will not start
+    (a noexec cache) is one clear message."""
+    crashing = tmp_path / "crashing"
+    crashing.write_text("#!/bin/sh\necho 'static init failed' >&2\nexit 7\n")
+    crashing.chmod(0o755)
+    ids, failure = contest.available(crashing)
+    assert ids == tuple(c.id for c in contest.CONTENDERS) and failure is not None
+    assert failure == (Status.crashed, "--list_variants failed: static init failed")
+    unstartable = tmp_path / "unstartable"
+    unstartable.write_text("not a program\n")  # not executable
+    with pytest.raises(UserError, match=r"could not start the benchmark program .*noexec"):
+        contest.available(unstartable)

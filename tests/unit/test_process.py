@@ -22,3 +22,16 @@ def test_a_program_past_its_timeout_is_killed_and_says_so() -> None:
 def test_a_program_that_cannot_start_is_a_value() -> None:
     done = process.run(["/nonexistent/program"], 30)
     assert done.start_error and not done.ok and not done.timed_out
+
+
+def test_output_that_is_not_utf8_is_decoded_with_replacements() -> None:
+    # A compiler quoting a Latin-1 source line in its diagnostic: no UnicodeDecodeError.
+    script = "import sys; sys.stderr.buffer.write(b'// caf\\xe9\\n'); sys.exit(1)"
+    done = process.run([sys.executable, "-c", script], 30)
+    assert done.stderr == "// caf\ufffd\n" and done.code == 1
+
+
+def test_a_process_that_did_not_end_on_its_own_has_no_exit_status() -> None:
+    # Never a placeholder a caller could read as a signal (-1 would be SIGHUP).
+    assert process.run(["/nonexistent/program"], 30).code is None
+    assert process.run([sys.executable, "-c", "import time; time.sleep(60)"], 0.5).code is None

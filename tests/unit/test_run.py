@@ -73,3 +73,11 @@ def test_a_protected_or_unknown_culprit_or_none_at_all_ends_the_search_as_a_fail
     failing = Executed(Status.timeout, log="killed: the plan ran past 9 s")
     found = isolate(lambda _: failing, together.alone, ["a", "b"])
     assert found.last is failing and found.culprits == {} and together.runs == [("a",), ("b",)]
+
+
+def test_a_culprit_named_again_after_it_was_left_out_ends_the_search() -> None:
+    # An attempt that could not leave the culprit out would fail the same way for ever.
+    harness = Harness(["a", "b"], {"b": (Status.crashed, SEGV)})
+    found = isolate(lambda _: harness.run(["a", "b"]), harness.alone, ["a", "b"])
+    assert found.last.status is Status.crashed and found.culprits == {"b": Status.crashed}
+    assert len(harness.runs) == 2
