@@ -16,8 +16,7 @@ from hspc_gen.model import DEFAULT_SPIN_NS, HostTimings
 from hspc_gen.model.pool import Basis, PoolTuning
 from hspc_gen.model.result import Confirmed, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.search.stats import MARGIN_FLOOR
-from hspc_gen.search.threads.pool import PoolInputs, pool_tuning
+from hspc_gen.search.api import MARGIN_FLOOR, PoolInputs, pool_tuning
 from hspc_gen.target import Target
 
 USER_CODE_GUESS_NS = 1000.0
@@ -86,7 +85,7 @@ def pace_ns(target: Target, advice: ThreadAdvice, confirmed: Confirmed | None) -
         return Basis(confirmed_ns, "the confirmed channel's time per event", True)
     if advice.work_ns is not None:
         return Basis(max(advice.work_ns), "the slower side's CPU time per event, measured", True)
-    work = target.workload.expected_ns_per_event
+    work = target.workload.value().expected_ns_per_event
     return Basis(work, "app.yaml's work per event, the slower side's, not measured", False)
 
 

@@ -8,17 +8,19 @@ import math
 from pathlib import Path
 
 from hspc_gen import wiring
-from hspc_gen.batch import Show, quiet
-from hspc_gen.emit import json_text, write_atomic
+from hspc_gen.batch_project import app_work
+from hspc_gen.emit import json_text
 from hspc_gen.errors import UserError
-from hspc_gen.host import read_host
+from hspc_gen.files import write_atomic
+from hspc_gen.host import Host, read_host
+from hspc_gen.model import ChannelParams
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
+from hspc_gen.render import render_contest_files
 from hspc_gen.report import redraw
 from hspc_gen.reports import bench as bench_report
-from hspc_gen.search.contest import Contest, measure
-from hspc_gen.search.measure.toolchain import app_work
-from hspc_gen.search.store import locked
+from hspc_gen.search import api as search
+from hspc_gen.search.api import Contest, Show, locked, quiet
 from hspc_gen.target import Target, load_target
 
 
@@ -42,25 +44,45 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     header = _header_beside(source, target, written)
     folder = out or target.output.report
     wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)
-    contest = Contest(
+    contest = _contest(target, host, params, header, (cxxflags, rounds))
+    store = wiring.record_store(host, cache)
+    with locked(store, math.inf, show):
+        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show)
+    write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
+    redraw(folder, source)
+    return report
+
+
+def _contest(
+    target: Target, host: Host, params: ChannelParams, header: Path, build: tuple[str, int]
+) -> Contest:
+    """What the contest measures, and how its Meson project renders for the tuned rows that
+    build (the render stage: the tuned header beside the peers); `build` is --cxxflags and
+    --rounds."""
+    workload = target.workload.value()
+    header_text, app, size = (
+        header.read_text(encoding="utf-8"),
+        app_work(workload),
+        target.event.size,
+    )
+
+    def render(rows: tuple[str, ...]) -> dict[str, str]:
+        namespace = target.output.namespace
+        return render_contest_files(params, size, header_text, namespace, tuned_rows=rows, app=app)
+
+    cxxflags, rounds = build
+    return Contest(
         target=target.name,
         fingerprint=host.fingerprint,
         compiler=host.compiler,
         params=params,
         header=header,
-        namespace=target.output.namespace,
-        workload=target.workload,
-        app=app_work(target.workload),
+        workload=workload,
+        render=render,
         event_bytes=target.event.size,
         cxxflags=cxxflags,
         rounds=rounds,
     )
-    store = wiring.record_store(host, cache)
-    with locked(store, math.inf, show):
-        report = measure(contest, wiring.cache_dir(cache) / "bench", show)
-    write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
-    redraw(folder, source)
-    return report
 
 
 def _header_beside(result: Path, target: Target, written: Outputs) -> Path:

@@ -43,8 +43,7 @@ from hspc_gen.reports import comparison as comparison_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS
-from hspc_gen.search.store import StoreBusyError
+from hspc_gen.search.api import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS, StoreBusyError
 from hspc_gen.topology_text import describe_topology
 
 COMMANDS = {

@@ -15,13 +15,13 @@ from rich.live import Live
 from rich.text import Text
 
 from hspc_gen import params
-from hspc_gen.batch import Show, quiet
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.progress import Progress
 from hspc_gen.model.result import TuneResult
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import outcome
+from hspc_gen.search.api import Show, quiet
 from hspc_gen.units import format_duration, parse_duration
 
 PROG = "hspc-gen"

@@ -1,20 +1,13 @@
-"""The emit stage: the generated header, and every output written atomically (a temporary file
-beside the target, fsync, then rename).
-
-A reader never sees a half-written header or result, and a run killed mid-write leaves the previous
-file intact.
-"""
+"""The emit stage: the generated header and its banner, written atomically (`files`)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hspc_gen.files import write_atomic
 from hspc_gen.host import Host
 from hspc_gen.model import ChannelParams, Figure, Summary
 from hspc_gen.model.pool import PoolTuning
@@ -23,25 +16,6 @@ from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.provenance import tuned_on
 from hspc_gen.render import HeaderSpec, Provenance, render_header
 from hspc_gen.target import Target
-
-
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write `content` (text as UTF-8 with \n line ends) to a temporary file beside `path`, then
-    rename it over `path`: a reader sees the old file or the new one, never a part."""
-    data = content.encode() if isinstance(content, str) else content
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            Path(tmp).unlink()
-        raise
 
 
 def json_text(document: Any) -> str:
@@ -185,22 +159,3 @@ def _bound_line(bound_ns: float, p99: Figure | None) -> str:
 def _figure_text(figure: Figure, form: str) -> str:
     low, high = form.format(figure.ci95_low), form.format(figure.ci95_high)
     return f"{form.format(figure.median)} (95% CI {low} to {high}, n={figure.n})"
-
-
-def writable_problem(path: Path, folder: bool = False) -> str | None:
-    """Why `path` (a file, or a folder when `folder`) could not be written, or None: checked
-    before anything is written, so a run never dies halfway through its outputs."""
-    if path.exists() and path.is_dir() != folder:
-        return (
-            f"{path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}"
-        )
-    existing = path if folder else path.parent
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{existing} is a file, so {path} cannot be made"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
-    if path.exists() and not os.access(path, os.W_OK):
-        return f"{path} is not writable"
-    return None

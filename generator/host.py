@@ -34,6 +34,7 @@ from hspc_gen.host_sysfs import (
     read_text,
 )
 from hspc_gen.host_text import describe
+from hspc_gen.model.shape import CpuPlace, TopologyShape
 
 __all__ = ["Cache", "Host", "LogicalCpu", "describe", "read_host"]
 
@@ -151,6 +152,17 @@ class Host:
         """The smallest level-1 data cache (unified on parts without a split L1)."""
         sizes = [c.size_bytes for c in self.caches if c.level == 1 and c.type != "Instruction"]
         return min(sizes, default=DEFAULT_L1D_BYTES)
+
+    def topology_shape(self) -> TopologyShape:
+        """The allowed CPUs with their core, package and last-level cache, the quota and
+        whether this is a virtual machine: the value the thread search takes for the host."""
+        llc_of = {cpu: i for i, group in enumerate(self.llc_groups()) for cpu in group}
+        package_of = {p.cpu: p.package for p in self.topology}
+        places = tuple(
+            CpuPlace(cpu, self.core_of(cpu), package_of[cpu], llc_of.get(cpu, package_of[cpu]))
+            for cpu in self.allowed_cpus
+        )
+        return TopologyShape(places, self.cpu_quota, self.virtual)
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen import wiring
-from hspc_gen.batch import Show, quiet
-from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserError
+from hspc_gen.files import write_atomic
 from hspc_gen.host import LIVE_SYSFS, Host, read_host
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
-from hspc_gen.search.store import locked
+from hspc_gen.search.api import Show, locked, quiet
 from hspc_gen.topology import classify
 from hspc_gen.topology_text import matrix_text, read_matrix
 

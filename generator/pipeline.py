@@ -2,21 +2,17 @@
 
     target    app.yaml, checked                         target.load_target
     host      /sys and /proc; the CPU pairs, measured   host.read_host, wiring.host_topology
-    space     the parameters and their constraints      wiring.space_for -> search.space
-    strategy  the next batch of candidates              search.strategies (registry)
-    render    the batch's Meson project, its record key search.measure.toolchain: prepare
-    build     Meson and Ninja, only to measure          search.measure.toolchain: build
-    run       one plan through the harness              search.measure.toolchain: run
-    record    replayed from, or appended to, the store  search.tune (replay, measure), search.store
-    decide    race the batch, pick with a margin        search.racing, search.decide
-    confirm   the best, again, in a fresh process       search.tune.confirmation_batch
-    threads   thread counts for the tuned channel       search.threads.session
-    pool      threads.consumers: adaptive's controller  adaptive -> search.threads.pool
+    space     the parameters and their constraints      wiring.space_for
+    search    strategy -> render -> build -> run ->     search.search_channel
+              record -> decide, batch by batch
+    confirm   the best, again, in a fresh process       search.confirm: the typed SearchResult
+    threads   thread counts for the tuned channel       search.recommend_threads
+    pool      threads.consumers: adaptive's controller  adaptive -> search.pool_tuning
     emit      the header, atomically                    emit
     report    hspc-result.json, hspc-summary.md         reports
 
-`run` is `hspc-gen --target`, `compare` and `threads` the other commands (the channel's search
-and its confirmation, stage by stage, are `channel_search`'s). Each returns a typed value from
+`search` is the search's face (search/api.py), the only part of it the stages call. `run` is
+`hspc-gen --target`, `compare` and `threads` the other commands. Each returns a typed value from
 the model; the command line prints it. Nothing here prints: progress goes to `show`. Bad input
 raises UserError before anything is written; every other failure is a value.
 """
@@ -31,13 +27,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hspc_gen import adaptive, params, pinning, wiring
-from hspc_gen.batch import Machinery, Show, evaluate_every_round, quiet
-from hspc_gen.channel_search import Searched, confirm, remeasure, search
-from hspc_gen.emit import HeaderWriter, json_text, writable_problem, write_atomic
+from hspc_gen.emit import HeaderWriter, json_text
 from hspc_gen.errors import UserError
+from hspc_gen.files import writable_problem, write_atomic
 from hspc_gen.host import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
-from hspc_gen.model.result import Comparison, SearchResult, TuneResult
+from hspc_gen.model.result import Comparison, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
@@ -45,20 +40,18 @@ from hspc_gen.report import write_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
-from hspc_gen.search import findings, tune, wisdom
-from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
-from hspc_gen.search.measure.load import machine_busy
-from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.racing import Evaluation, PlanCounts
-from hspc_gen.search.store import locked
-from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.search.threads.recorded import Budget
-from hspc_gen.search.threads.session import (
-    THREAD_SAMPLE_SECONDS,
+from hspc_gen.search import api as search
+from hspc_gen.search.api import (
+    NOT_CALIBRATED,
+    Calibrated,
+    Machinery,
+    Settings,
+    Show,
     ThreadInputs,
-    ThreadRun,
-    recommend_threads,
-    sweep_threads,
+    UserCode,
+    locked,
+    machine_busy,
+    quiet,
 )
 from hspc_gen.target import Target, load_target
 
@@ -147,15 +140,13 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
     settings = wiring.settings_for(
         target, host, context.effort, context.started, quiet=not busy, user=context.user_code
     )
-    searched = search(
+    searched = search.search_channel(
         space, context.start, settings, machinery, on_improve=header.write_best_so_far
     )
-    confirmation = confirm(searched, settings, machinery)  # confirm
-    winner = _final_winner(searched, confirmation, settings)
+    found = search.confirm(searched, settings, machinery)  # confirm
+    winner = found.winner
     advice: ThreadAdvice | ThreadFailure = header.threads  # estimated until measured
-    remeasured = None
-    if confirmation is not None:
-        remeasured = remeasure(confirmation, searched, winner, settings, machinery)
+    if found.confirmed is not None:
         inputs = wiring.thread_inputs(target, host)
         advice = threads_for(winner, inputs, machinery, settings)  # threads
     elapsed = time.monotonic() - context.started
@@ -169,79 +160,30 @@ def tune_channel(context: Context, machinery: Machinery, header: HeaderWriter) -
         calibrated=context.calibrated,
         topology=context.topology,
     )
-    found = _search_result(searched, (confirmation, remeasured), winner, settings)
     found = replace(found, placement=space.placement_name(winner))
     if isinstance(advice, ThreadAdvice):  # kTuning's pinning is the advice's (generator/pinning)
         advice = pinning.agreeing(advice, winner)
     return TuneResult(info, winner, found, advice)
 
 
-def _final_winner(
-    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
-) -> ChannelParams:
-    """The confirmation's winner (under a latency bound, else the least latency's); the
-    search's when nothing was confirmed or the confirmation named none."""
-    if confirmation is None:
-        return searched.winner
-    return (
-        confirmation.step.winner()
-        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
-        or searched.winner
-    )
-
-
 def threads_for(
     channel: ChannelParams,
     inputs: ThreadInputs,
     machinery: Machinery,
-    settings: tune.Settings,
+    settings: Settings,
 ) -> ThreadAdvice | ThreadFailure:
     """The thread counts and placement measured for the tuned channel, until the budget ends;
     or why they could not be."""
-    budget = Budget(settings.end, settings.run, THREAD_SAMPLE_SECONDS)
     machinery.show("recommending thread counts and placement for the tuned channel")
-    where = ThreadRun(machinery.toolchain, machinery.store, budget)
+    where = search.thread_run(machinery.toolchain, machinery.store, settings.end, settings.run)
     try:
-        return recommend_threads(channel, inputs, where)
+        return search.recommend_threads(channel, inputs, where)
     except Exception as bug:  # the channel's result is final: it must still be written
         # A measurement's failure is already a ThreadFailure; what reaches here is hspc-gen's
         # own defect. The finished channel search still ends with its header and reports, and
         # the run says what failed (exit 1), with the traceback for the report.
         trace = "".join(traceback.format_exception(bug))
         return ThreadFailure(Status.crashed, f"{INTERNAL_ERROR}: {bug!r}\n{trace}")
-
-
-def _search_result(
-    searched: Searched,
-    confirmations: tuple[Evaluation | None, Evaluation | None],
-    winner: ChannelParams,
-    settings: tune.Settings,
-) -> SearchResult:
-    """The typed result; `confirmations` is the confirmation and the winner's re-measure (when
-    the confirmation's figures could not be true)."""
-    confirmation, remeasured = confirmations
-    every = (*searched.evaluations, *(e for e in confirmations if e is not None))
-    counts = sum((e.counts for e in every), PlanCounts())  # the confirmations' plans too
-    confirmed = None
-    if confirmation is not None:
-        bound = settings.max_latency_ns
-        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound, remeasured)
-    return SearchResult(
-        winner=winner,
-        confirmed=confirmed,
-        trail=tuple(
-            findings.step(e, proposed, seconds)
-            for e, (proposed, seconds) in zip(searched.evaluations, searched.spent, strict=True)
-        ),
-        candidates=findings.candidates(searched.evaluations),
-        failures=findings.failures(searched.evaluations),
-        budget_exhausted=searched.budget_exhausted or counts.cut,
-        step_left_out=searched.budget_exhausted,
-        measured_plans=counts.measured,
-        cached_plans=counts.replayed,
-        seed=settings.seed,
-        oversubscribed=settings.oversubscribed,
-    )
 
 
 def target_with_budget(path: Path, budget: str | None) -> Target:
@@ -288,19 +230,16 @@ def compare(
     rounds; nothing measured when they all name one."""
     target, host = load_target(target_path), read_host()
     points = [wiring.winner_of(path, target) for path in results]
-    named = findings.named_winners([str(path) for path in results], points)
+    named = search.distinct_winners([str(path) for path in results], points)
     if len(named) == 1:
         return Comparison(0, named)
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)
-    winners = [row.params for row in named]
-    batch = make_batch("compare", "compare", winners, winners[0], rounds)
     wiring.check_outputs(cache=cache)
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
         machinery = Machinery(store, wiring.toolchain_for(target, host, cache), show)
-        evaluation = evaluate_every_round(batch, settings.stages[-1], fresh, machinery)
-    return findings.comparison(evaluation, named, target.objective)
+        return search.compare(named, rounds, fresh, machinery)
 
 
 @dataclass(frozen=True)
@@ -330,13 +269,13 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store = wiring.record_store(host, cache)
     run = f"threads{'-sweep' if options.sweep else ''}:{target.budget:g}s"
-    budget = Budget(started + target.budget, run, THREAD_SAMPLE_SECONDS)
-    where = ThreadRun(wiring.toolchain_for(target, host, cache), store, budget)
+    toolchain = wiring.toolchain_for(target, host, cache)
+    where = search.thread_run(toolchain, store, started + target.budget, run)
     with locked(store, started + target.budget, show):
         if options.sweep:  # sized from the command's budget: the same each time it runs
-            advice, curve = sweep_threads(channel, inputs, where, target.budget)
+            advice, curve = search.sweep_threads(channel, inputs, where, target.budget)
         else:
-            advice, curve = recommend_threads(channel, inputs, where), ()
+            advice, curve = search.recommend_threads(channel, inputs, where), ()
     if isinstance(advice, ThreadAdvice):
         advice = pinning.agreeing(advice, channel)
     report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
@@ -350,10 +289,12 @@ def export_wisdom(file: Path, fingerprints: Sequence[str], cache: Path | None) -
     the hosts named (all when none), for other hosts of their fingerprints to replay."""
     if (problem := writable_problem(file)) is not None:  # the cache is only read
         raise UserError(f"cannot write {file.name}: {problem}")
-    return wisdom.export(wiring.cache_dir(cache), file, fingerprints, read_host().fingerprint)
+    return search.export_wisdom(
+        wiring.cache_dir(cache), file, fingerprints, read_host().fingerprint
+    )
 
 
 def import_wisdom(file: Path, cache: Path | None, show: Show = quiet) -> WisdomReport:
     """`hspc-gen wisdom import`: the file checked whole, then merged into the cache."""
     wiring.check_outputs(cache=cache)
-    return wisdom.import_file(file, wiring.cache_dir(cache), read_host().fingerprint, show)
+    return search.import_wisdom(file, wiring.cache_dir(cache), read_host().fingerprint, show)

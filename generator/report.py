@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hspc_gen.emit import write_atomic
+from hspc_gen.files import write_atomic
 from hspc_gen.reports import bench as bench_report
 
 

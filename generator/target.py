@@ -30,6 +30,7 @@ from pydantic import (
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive, smallest_buffer_memory
+from hspc_gen.model import workload as model_workload
 from hspc_gen.target_fields import (
     ADAPTIVE,
     ConsumerCount,
@@ -136,14 +137,15 @@ class Workload(BaseModel):
     consumer_source: SourceFile = None
     """C++ file defining hspc_consume, relative to app.yaml's folder. Default: none."""
 
-    @property
-    def expected_ns_per_event(self) -> float:
-        """A guess before measuring, to size probes and timeouts: the slower side's synthetic
-        work, at least 2 ns, and at least 1 µs when the app's own (unmeasured) code runs."""
-        guess = max(self.producer_ns, self.consumer_ns, 2.0)
-        if self.producer_source or self.consumer_source:
-            guess = max(guess, 1000.0)
-        return guess
+    def value(self) -> model_workload.Workload:
+        """The frozen value the stages take: pydantic stays at this edge."""
+        return model_workload.Workload(
+            self.producer_ns,
+            self.consumer_ns,
+            self.consumer_bytes,
+            self.producer_source,
+            self.consumer_source,
+        )
 
     @model_validator(mode="after")
     def _one_kind_of_work_per_side(self) -> Workload:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -301,7 +301,7 @@ def moved(
     matrix: Matrix,
     classes: Sequence[LatencyClass],
     repeats: Sequence[tuple[int, int, float]],
-    relation: Relations,
+    relation: Callable[[int, int], str],  # Relations, or what a ProbeHost carries of it
 ) -> tuple[Disagreement, ...]:
     """Pairs measured again (`repeats`: a, b, the new median) that moved by GAP_RATIO or more
     from the matrix's median: the host moves these CPUs about (a guest's vCPUs on the physical

@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hspc_gen import __version__
 from hspc_gen.host import Host
-from hspc_gen.model.topology import PairTiming
-from hspc_gen.topology import Predictor, Relations, cluster
+from hspc_gen.model.topology import Matrix, PairTiming, ProbeHost, Topology
+from hspc_gen.topology import Predictor, Relations, classify, cluster
 
 ALL_PAIRS_UP_TO = 32
 PER_RELATION = 8
@@ -33,6 +34,24 @@ STABILITY_PAIRS = 4  # measured pairs measured again, besides each class's media
 SEED = 20070326
 
 Pair = tuple[int, int]
+
+
+def probe_host(host: Host) -> ProbeHost:
+    """What the topology probe needs of the host: its CPUs, the first round's pairs, and how a
+    matrix is classed by what sysfs declares."""
+    cpus = tuple(host.allowed_cpus)
+
+    def classified(matrix: Matrix) -> Topology:
+        return classify(host, matrix)
+
+    return ProbeHost(
+        fingerprint=host.fingerprint,
+        cpus=cpus,
+        first_round=first_round(host, cpus),
+        source=f"{host.model_name}, {len(cpus)} CPUs, kernel {host.kernel}, hspc-gen {__version__}",
+        classify=classified,
+        relation=Relations(host),
+    )
 
 
 def all_pairs(cpus: Sequence[int]) -> tuple[Pair, ...]:

@@ -13,35 +13,37 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hspc_gen import __version__, emit, estimate, params
+from hspc_gen import __version__, estimate, params, topology_plan
+from hspc_gen.batch_project import BatchProjects
 from hspc_gen.errors import UserError
+from hspc_gen.files import writable_problem
 from hspc_gen.host import Host
 from hspc_gen.model import (
     UNCALIBRATED,
     ChannelParams,
     Effort,
-    Objective,
     Primitive,
     SpinBudgets,
 )
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.topology import TopologyOutcome
-from hspc_gen.search.measure import calibrate, load, preflight
-from hspc_gen.search.measure import topology as measured_topology
-from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
-from hspc_gen.search.measure.harness import PACED_EVENT_NS
-from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.measure.toolchain import RealToolchain
-from hspc_gen.search.placements import HostShape
-from hspc_gen.search.records import params_from_dict
-from hspc_gen.search.space import Space
-from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
-from hspc_gen.search.store import RecordStore
-from hspc_gen.search.threads.capacity import TopologyShape
-from hspc_gen.search.threads.session import ThreadInputs
-from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
-from hspc_gen.target import Target, Workload
+from hspc_gen.search import api as search
+from hspc_gen.search.api import (
+    BUSY_OTHER_CPUS,
+    NOT_CALIBRATED,
+    Calibrated,
+    HostShape,
+    RealToolchain,
+    RecordStore,
+    Settings,
+    Space,
+    ThreadInputs,
+    UserCode,
+    params_from_dict,
+    stages,
+)
+from hspc_gen.target import Target
 from hspc_gen.topology import lasting_classes, moved_pairs, representative_pairs, typical_class
 from hspc_gen.topology_text import topology_json
 
@@ -139,9 +141,7 @@ def space_for(
 def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated:
     """What waiting costs on this host: measured (once per host, then cached) when the run
     measures anyway, else whatever an earlier run cached."""
-    if measure:
-        return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
-    return calibrate.cached(cache_dir(cache), host.fingerprint)
+    return search.host_timings(cache_dir(cache), host.fingerprint, measure=measure)
 
 
 def host_topology(
@@ -155,14 +155,13 @@ def host_topology(
 ) -> TopologyOutcome:
     """How this host's CPUs talk, pair by pair: measured once per host (a few seconds) when the
     run measures anyway, then kept in the record store; else whatever an earlier run stored."""
-    return measured_topology.host_topology(
-        host,
+    return search.host_topology(
+        topology_plan.probe_host(host),
         store,
         cache_dir(cache),
-        preflight.compiler(),
         measure=measure,
         again=again,
-        on_measure=show,
+        show=show,
     )
 
 
@@ -177,48 +176,13 @@ def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, obj
 def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
     """The user's own code checked alone and its cost per event: measured once per host and
     code, then cached (None when the workload has no code of the user's)."""
-    workload, event_bytes = target.workload, target.event.size
-    return preflight.checked(workload, event_bytes, cache_dir(cache), host.fingerprint)
+    workload, event_bytes = target.workload.value(), target.event.size
+    return search.user_code(workload, event_bytes, cache_dir(cache), host.fingerprint)
 
 
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
     timings = calibrated.timings
     return timings.budgets() if timings is not None else UNCALIBRATED
-
-
-def stages_for(
-    target: Target, effort: Effort, user: UserCode | None = None
-) -> tuple[StageSpec, ...]:
-    """Stage One with the idealised producer and consumer (events only), Stage Two with the app's
-    real work (its cost per event measured when it is the user's own code); `exhaustive` is one
-    stage over the grid, with the work."""
-    # The paper's optimal, achievable and upper-bound lines compare the work with and without
-    # the channel: with no work they would be rates of empty loops, so they are not run.
-    work = target.workload
-    worked = work != Workload()
-    producer_works = bool(work.producer_ns or work.producer_source)
-    baselines = tuple(
-        b
-        for b in (STAGE_TWO_BASELINES if worked else STAGE_ONE_BASELINES)
-        if b != "optimal" or producer_works  # the producer's own work, alone: none to time
-    )
-    measured = None if user is None else work_ns(target.workload, user)
-    size = target.event.size
-    paced = PACED_EVENT_NS if target.objective is Objective.latency else 0.0
-    paced += HANDOFF_NS if channel_bound_ns(target) else 0.0  # sized pessimistically: probes
-    if effort is Effort.exhaustive:
-        return (StageSpec("exhaustive", target.workload, baselines, measured, size, paced),)
-    return (
-        StageSpec("stage_one", Workload(), STAGE_ONE_BASELINES, None, size, paced),
-        StageSpec("stage_two", target.workload, baselines, measured, size, paced),
-    )
-
-
-def work_ns(workload: Workload, user: UserCode) -> float:
-    """The slower side's cost per event: its synthetic work and its own code, measured."""
-    producer = workload.producer_ns + user.producer_ns
-    consumer = workload.consumer_ns + user.consumer_ns
-    return max(producer, consumer, 2.0)
 
 
 def settings_for(
@@ -238,11 +202,18 @@ def settings_for(
         objective=target.objective,
         effort=effort,
         seed=DEFAULT_SEED,
-        deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
+        search_deadline=started + target.budget * (1.0 - CONFIRM_SHARE - THREADS_SHARE),
         confirm_deadline=started + target.budget * (1.0 - THREADS_SHARE),
         end=started + target.budget,
         oversubscribed=oversubscribed,
-        stages=stages_for(target, effort, user),
+        stages=stages(
+            target.workload.value(),
+            target.event.size,
+            target.objective,
+            effort,
+            bounded=channel_bound_ns(target) > 0,
+            user=user,
+        ),
         run=f"{effort}:{target.budget:g}s",
         quiet=quiet,
         max_latency_ns=_ns(target.constraints.max_latency_us),
@@ -256,7 +227,7 @@ def _ns(microseconds: float | None) -> float | None:
 def unbounded(settings: Settings, seed: int) -> Settings:
     """The same settings with another seed and no deadline (`hspc-gen compare`)."""
     return dataclasses.replace(
-        settings, seed=seed, deadline=math.inf, confirm_deadline=math.inf, end=math.inf
+        settings, seed=seed, search_deadline=math.inf, confirm_deadline=math.inf, end=math.inf
     )
 
 
@@ -268,9 +239,9 @@ def cache_dir(cache: Path | None) -> Path:
 def check_outputs(*files: Path, cache: Path | None) -> None:
     """Refuse, before anything is written, outputs or a cache that cannot be written."""
     for path in files:
-        if (problem := emit.writable_problem(path)) is not None:
+        if (problem := writable_problem(path)) is not None:
             raise UserError(f"cannot write {path.name}: {problem}")
-    if (problem := emit.writable_problem(cache_dir(cache), folder=True)) is not None:
+    if (problem := writable_problem(cache_dir(cache), folder=True)) is not None:
         raise UserError(f"cannot use the cache folder: {problem} (choose another with --cache)")
 
 
@@ -281,14 +252,12 @@ def toolchain_for(target: Target, host: Host, cache: Path | None) -> RealToolcha
         host.compiler,
         cache_dir(cache),
         target.event.size,
+        BatchProjects(),
         target.objective,
         channel_bound_ns(target),
     )
 
 
-HANDOFF_NS = 5000.0
-"""A buffer hand-off with a wake-up, pessimistically: what an event may cost when a latency
-bound hands buffers over nearly empty (only the first sizing probe assumes it)."""
 BOUND_SHARE = 0.6
 """The channel's latency bound, as a share of constraints.max_latency_us: the channel hands a
 buffer over within about 1.25x its bound plus the consumer's wake-up, so a bound of 0.6 of the
@@ -302,16 +271,16 @@ def channel_bound_ns(target: Target) -> int:
 
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:
-    return RecordStore(cache_dir(cache) / RECORDS_FOLDER, host.fingerprint)
+    return search.open_store(cache_dir(cache), host.fingerprint)
 
 
 def thread_inputs(target: Target, host: Host) -> ThreadInputs:
     return ThreadInputs(
-        target.workload,
+        target.workload.value(),
         target.threads.producers,
         target.threads.consumer_count,
         target.constraints.pin_threads,
-        TopologyShape.from_host(host),
+        host.topology_shape(),
     )
 
 
@@ -370,7 +339,7 @@ def run_info(
         fingerprint=host.fingerprint,
         tool_version=__version__,
         other_cpus=others,
-        busy=others > load.BUSY_OTHER_CPUS,
+        busy=others > BUSY_OTHER_CPUS,
         notes=(
             *thread_notes(target, host),
             *(store_notes(store) if store else ()),

@@ -25,14 +25,13 @@ import numpy as np
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
-from hspc_gen.render import AppWork, render_contest_files
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import stats
 from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
 from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
 from hspc_gen.search.records import Sample
-from hspc_gen.target import Workload
 
 REFERENCE = "tuned_consume"
 ASSERTS = ("tuned_consume_asserts", "tuned_pop_asserts")
@@ -80,9 +79,9 @@ class Contest:
     compiler: str
     params: ChannelParams
     header: Path
-    namespace: str
     workload: Workload
-    app: AppWork
+    render: Callable[[tuple[str, ...]], dict[str, str]]  # the Meson project with these tuned
+    # rows (the render stage: render.render_contest_files, bound by the generator's bench)
     event_bytes: int
     cxxflags: str = DEFAULT_CXXFLAGS
     rounds: int = DEFAULT_ROUNDS
@@ -95,15 +94,8 @@ def project(contest: Contest, rows: Sequence[str] = TUNED_ROWS) -> Project:
     """The contest's sources with the tuned `rows` (the others' unit left out), each row's unit
     named so that the builder can tell whose unit failed."""
     rows = tuple(row for row in TUNED_ROWS if row in rows)
-    files = render_contest_files(
-        contest.params,
-        contest.event_bytes,
-        contest.header.read_text(encoding="utf-8"),
-        contest.namespace,
-        tuned_rows=rows,
-        app=contest.app,
-    )
     units = {row: "tuned_asserts.cpp" if row in ASSERTS else "tuned.cpp" for row in rows}
+    files = contest.render(rows)
     return Project(files, units, contest_flags(contest.cxxflags).meson_options())
 
 

@@ -258,7 +258,7 @@ class Evaluation:
     counts: PlanCounts = PlanCounts()
 
 
-def evaluate_batch(
+def race_and_decide(
     batch: Batch,
     run: Runner,
     *,

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import schedule, stats
 from hspc_gen.search.decide import distance
 from hspc_gen.search.measure.build import JOBS
@@ -31,11 +32,10 @@ from hspc_gen.search.plan import (
     make_plan,
     records_from_run,
 )
-from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, evaluate_batch
+from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, race_and_decide
 from hspc_gen.search.records import Cut, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.target import Workload
 
 STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")
 STAGE_TWO_BASELINES = (*STAGE_ONE_BASELINES, "optimal", "achievable", "upper_bound")
@@ -78,7 +78,8 @@ class Settings:
     objective: Objective
     effort: Effort
     seed: int
-    deadline: float  # time.monotonic() at which the search must stop (the confirmation follows)
+    search_deadline: float  # time.monotonic() at which the search must stop (the confirmation
+    # follows); while the confirmation runs, the confirmation's own end
     oversubscribed: bool
     stages: tuple[StageSpec, ...]
     confirm_deadline: float = math.inf  # the end of the confirmation's share of the budget
@@ -89,7 +90,11 @@ class Settings:
     # replayed but measured again
     max_latency_ns: float | None = None  # constraints.max_latency_us, in ns
     check_latency: bool = False  # the confirmation checks the bound (a paced arm each)
-    search_deadline: float | None = None  # the whole search's, when `deadline` is one step's
+    step_deadline: float | None = None  # one step's share of the search's time, while it runs
+
+    def current_deadline(self) -> float:
+        """When what runs now must stop: the step's share while a step runs, else the search's."""
+        return self.search_deadline if self.step_deadline is None else self.step_deadline
 
 
 def recorded_answer(
@@ -212,7 +217,7 @@ def events_per_sample(probe: Plan, result: RunResult) -> int:
     return int(min(MAX_SAMPLE_EVENTS, max(MIN_SAMPLE_EVENTS, SAMPLE_SECONDS * 1e9 / ns_per_event)))
 
 
-def evaluate(
+def size_and_race(
     batch: Batch,
     stage: StageSpec,
     settings: Settings,
@@ -234,7 +239,7 @@ def evaluate(
         latency_bound_ns=settings.max_latency_ns if settings.check_latency else None,
     )
     failed = sized if sized.status not in (Status.ok, Status.skipped) else None
-    evaluation = evaluate_batch(
+    evaluation = race_and_decide(
         batch, runners[1], settings=race, oversubscribed=settings.oversubscribed, failed=failed
     )
     return dataclasses.replace(evaluation, counts=evaluation.counts + PlanCounts.of(sized))
@@ -256,7 +261,7 @@ def replay(
     # samples): measuring it again would resize every plan after it, and none would replay.
     probe = ReplayRunner(store, prepared, dataclasses.replace(settings, quiet=False))
     recorded_only = ReplayRunner(store, prepared, settings)
-    evaluation = evaluate(batch, stage, settings, (probe, recorded_only), drop=drop)
+    evaluation = size_and_race(batch, stage, settings, (probe, recorded_only), drop=drop)
     return None if probe.missed or recorded_only.missed else evaluation
 
 
@@ -276,17 +281,16 @@ def measure_and_record(
     past a step's deadline until the search's, so that no build goes unmeasured (a build slower
     than the plan's guess used to leave its step at 0 rounds)."""
     probe = RecordingRunner(store, prepared, run_plan)
-    search_deadline = settings.search_deadline
     race = RecordingRunner(
         store,
         prepared,
         run_plan,
-        deadline=settings.deadline,
-        first_until=settings.deadline if search_deadline is None else search_deadline,
+        deadline=settings.current_deadline(),
+        first_until=settings.search_deadline,
         run=settings.run,
         quiet=settings.quiet,
     )
-    return evaluate(batch, stage, settings, (probe, race), drop=drop)
+    return size_and_race(batch, stage, settings, (probe, race), drop=drop)
 
 
 def plan_seconds(plan: Plan) -> float:

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen import __version__
-from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserError
+from hspc_gen.files import write_atomic
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.records import Entry, MatrixRecord, Record, entry_from_dict

@@ -15,7 +15,7 @@ named after the relation of its pairs where the two agree:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -236,3 +236,16 @@ class RepresentativePair:
     producer_cpu: int
     consumer_cpu: int
     round_trip_ns: float  # the class's median
+
+
+@dataclass(frozen=True)
+class ProbeHost:
+    """The host as the topology probe takes it (search.measure.topology), built by the host's own
+    modules (topology_plan.probe_host): the measuring never reads a Host."""
+
+    fingerprint: str
+    cpus: tuple[int, ...]  # the allowed CPUs
+    first_round: tuple[tuple[int, int], ...]  # the pairs measured first (topology_plan)
+    source: str  # where a matrix is measured, for a person reading a recorded one
+    classify: Callable[[Matrix], Topology]  # a matrix's classes, with what sysfs declares
+    relation: Callable[[int, int], str]  # what sysfs declares between two CPUs (RELATIONS)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hspc_gen.emit import write_atomic
+from hspc_gen.files import write_atomic
 from hspc_gen.model import HostTimings
 from hspc_gen.search import stats
 from hspc_gen.search.measure import load, program

@@ -21,10 +21,10 @@ from typing import Any
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import process
 from hspc_gen.search.plan import Plan
 from hspc_gen.search.records import Sample, base_of, is_baseline, is_latency
-from hspc_gen.target import Workload
 
 SAMPLE_DEADLINE_SECONDS = 10.0  # the longest a sample may run before the harness aborts it
 MIN_SAMPLE_DEADLINE_SECONDS = 1.0

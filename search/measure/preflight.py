@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from hspc_gen.app_files import headers_digest
-from hspc_gen.emit import write_atomic
 from hspc_gen.errors import UserCodeError, UserError
+from hspc_gen.files import write_atomic
 from hspc_gen.model import Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import load, process
 from hspc_gen.search.measure.build import compile_program
-from hspc_gen.target import Workload
 
 SMOKE_EVENTS = 100_000
 SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile

@@ -13,20 +13,20 @@ import functools
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from hspc_gen.app_files import headers_digest
-from hspc_gen.model import Objective, Status
-from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_files, unit_sources
+from hspc_gen.model import ChannelParams, Objective, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.build import JOBS, MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.measure.harness import PACED_KIND, Invocation
 from hspc_gen.search.measure.run import run_plan, without_arms
 from hspc_gen.search.plan import Plan, RunResult
 from hspc_gen.search.records import RecordKey
 from hspc_gen.search.strategies.base import Batch
-from hspc_gen.target import Workload
 
 FLAGS = " ".join(MESON_OPTIONS)
 
@@ -44,6 +44,28 @@ class Prepared:
 
 THREAD_KINDS = ("fanout",)
 """What the thread search runs: P producers, each handing buffers to its K consumers."""
+
+
+class Renderer(Protocol):
+    """The render stage, as the toolchain calls it (the generator's batch_project.BatchProjects):
+    the search never imports render."""
+
+    def files(
+        self,
+        candidates: Sequence[tuple[str, ChannelParams]],
+        event_bytes: int,
+        workload: Workload,
+        max_latency_ns: int,
+        *,
+        points_per_unit: int,
+        kinds: tuple[str, ...],
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The project's files (relative path -> text), and each candidate's translation unit."""
+        ...
+
+    def compiled_points(self, candidates: Sequence[tuple[str, ChannelParams]]) -> int:
+        """How many compile-time points the candidates are (their CPUs left out)."""
+        ...
 
 
 class Toolchain(Protocol):
@@ -67,6 +89,7 @@ class RealToolchain:
     compiler: str
     cache_dir: Path
     event_bytes: int
+    renderer: Renderer
     objective: Objective = Objective.throughput
     max_latency_ns: int = 0  # the channel's latency bound (0: none), in every variant
     jobs: int = JOBS  # compilers run at once (the build's ninja -j): units are spread over them
@@ -83,18 +106,17 @@ class RealToolchain:
         """The batch's sources for the candidates `ids`: a few compile-time points to a unit
         (`grouped`), or one each, so that a point that does not compile is found alone. Only
         the sample kinds `kinds` are compiled: each costs a compile per point."""
-        variants = tuple(BenchVariant(c.id, c.params) for c in batch.candidates if c.id in ids)
-        points = points_per_unit(len(variants), self.jobs) if grouped else 1
-        files = render_bench_files(
-            variants,
+        chosen = tuple((c.id, c.params) for c in batch.candidates if c.id in ids)
+        points = points_per_unit(len(chosen), self.jobs) if grouped else 1
+        files, sources = self.renderer.files(
+            chosen,
             self.event_bytes,
-            app_work(workload),
+            workload,
             self.max_latency_ns,
             points_per_unit=points,
             kinds=kinds,
         )
-        sources = unit_sources(variants, points)
-        return Project(files, {v.id: sources[compiled_id(v)] for v in variants})
+        return Project(files, sources)
 
     def search_kinds(self) -> tuple[str, ...]:
         """The objective's sample kind, and the paced kind that checks a latency bound."""
@@ -107,7 +129,7 @@ class RealToolchain:
         key = RecordKey(
             self.fingerprint, self.measured_hash(project, workload), self.compiler, FLAGS
         )
-        points = len({compiled_id(BenchVariant(c.id, c.params)) for c in batch.candidates})
+        points = self.renderer.compiled_points([(c.id, c.params) for c in batch.candidates])
         return Prepared(batch, workload, key, points, kinds)
 
     def build(self, prepared: Prepared) -> BuildResult:
@@ -151,7 +173,7 @@ class RealToolchain:
         """What a record measured: the sources and the local headers the app's include, and what
         the plan tells the binary at run time (the work per event, the sample kind), so a record
         is never reused for other work."""
-        runtime = json.dumps([workload.model_dump(mode="json"), self.sample_kind()], sort_keys=True)
+        runtime = json.dumps([workload.to_json(), self.sample_kind()], sort_keys=True)
         headers = headers_digest(
             p for p in (workload.producer_source, workload.consumer_source) if p
         )
@@ -175,14 +197,3 @@ def first_error(log: str) -> str:
     """The compiler's first error line in a build log (the whole last line when there is none)."""
     lines = log.strip().splitlines()
     return next((line for line in lines if ": error: " in line), lines[-1] if lines else "")
-
-
-def app_work(workload: Workload) -> AppWork:
-    """The app's source files for the bench project (one file when both sides share it)."""
-    sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
-    files = tuple(
-        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8")) for i, path in enumerate(sources)
-    )
-    folders = tuple(sorted({str(path.parent) for path in sources}))
-    producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
-    return AppWork(files, producer, consumer, folders)

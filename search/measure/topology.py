@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from hspc_gen import __version__, topology_plan
-from hspc_gen.host import Host
+from hspc_gen import topology_plan
 from hspc_gen.model.topology import (
     Matrix,
     PairTiming,
+    ProbeHost,
     Topology,
     TopologyOutcome,
     TopologyStatus,
@@ -31,7 +31,7 @@ from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
 from hspc_gen.search.records import MatrixRecord, RecordKey
 from hspc_gen.search.store import RecordStore
-from hspc_gen.topology import Relations, classify, moved
+from hspc_gen.topology import moved
 
 PROBE = "topology_main.cpp"
 PROBE_HEADERS = ("bench/cpus.hpp",)  # what the probe includes of runtime/: its build depends on
@@ -56,7 +56,7 @@ def stored(store: RecordStore, key: RecordKey, cpus: Sequence[int]) -> Matrix | 
 
 
 def host_topology(
-    host: Host,
+    host: ProbeHost,
     store: RecordStore,
     cache_dir: Path,
     compiler: str,
@@ -68,9 +68,9 @@ def host_topology(
     """The stored topology, or one measured now (when `measure`) where none is stored, a quiet
     machine can improve on a busy one, or `again` asks for a fresh one."""
     key = record_key(host.fingerprint, compiler)
-    known = stored(store, key, host.allowed_cpus)
+    known = stored(store, key, host.cpus)
     if known is not None and not again and _settled(known, measure=measure):
-        topology = classify(host, known)
+        topology = host.classify(known)
         if not measure:
             return TopologyOutcome(TopologyStatus.stored, topology)
         return rechecked(host, topology, cache_dir, compiler)
@@ -80,20 +80,22 @@ def host_topology(
             None,
             "the CPU pairs were never measured on this host: the structure is sysfs's alone",
         )
-    on_measure(f"measuring how this host's {len(host.allowed_cpus)} CPUs talk, pair by pair")
+    on_measure(f"measuring how this host's {len(host.cpus)} CPUs talk, pair by pair")
     try:
-        matrix = measured(host, cache_dir, compiler, describe_source(host))
+        matrix = measured(host, cache_dir, compiler)
     except ProgramError as err:
         if known is not None:
             why = f"the CPU pairs could not be measured again ({err}): the earlier matrix stands"
-            return TopologyOutcome(TopologyStatus.stored, classify(host, known), why)
+            return TopologyOutcome(TopologyStatus.stored, host.classify(known), why)
         why = f"the CPU pairs could not be measured ({err}): the structure is sysfs's alone"
         return TopologyOutcome(TopologyStatus.failed, None, why)
     store.append(MatrixRecord(key, matrix))
-    return TopologyOutcome(TopologyStatus.measured, classify(host, matrix))
+    return TopologyOutcome(TopologyStatus.measured, host.classify(matrix))
 
 
-def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) -> TopologyOutcome:
+def rechecked(
+    host: ProbeHost, topology: Topology, cache_dir: Path, compiler: str
+) -> TopologyOutcome:
     """A stored topology, its classes' representative pairs measured again: a host that moved
     its CPUs since (a guest's vCPUs on the physical machine) is said in the note."""
     pairs = [c.representative for c in topology.classes]
@@ -105,7 +107,7 @@ def rechecked(host: Host, topology: Topology, cache_dir: Path, compiler: str) ->
         why = f"its pairs could not be measured again to see whether they moved ({err})"
         return TopologyOutcome(TopologyStatus.stored, topology, why)
     repeats = [(p.a, p.b, p.round_trip_ns) for p in again.pairs]
-    found = moved(topology.matrix, topology.classes, repeats, Relations(host))
+    found = moved(topology.matrix, topology.classes, repeats, host.relation)
     # The topology stays the one measured (its classes, its disagreements); the note says
     # what this look found.
     note = f"since the pairs were measured, {found[0].text}" if found else ""
@@ -118,28 +120,22 @@ def _settled(known: Matrix, *, measure: bool) -> bool:
     return not measure or not known.busy or load.machine_busy()[0]
 
 
-def describe_source(host: Host) -> str:
-    """Where a matrix was measured, for a person reading a recorded one."""
-    cpus = len(host.allowed_cpus)
-    return f"{host.model_name}, {cpus} CPUs, kernel {host.kernel}, hspc-gen {__version__}"
-
-
-def measured(host: Host, cache_dir: Path, compiler: str, source: str = "") -> Matrix:
+def measured(host: ProbeHost, cache_dir: Path, compiler: str) -> Matrix:
     """Every pair of the allowed CPUs (or the sample, on many), then the second round; busy when
     other processes used the CPUs meanwhile. ProgramError when the probe cannot build or run."""
     probe = program.built(cache_dir, compiler, PROBE, PROBE_HEADERS)
-    cpus = host.allowed_cpus
+    cpus = host.cpus
     # /proc/stat counts in 10 ms ticks: a measurement of a few ms is judged by a look before it.
     busy_before = load.machine_busy()[0]
     before = load.cpu_times()
-    first = run_probe(probe, topology_plan.first_round(host, cpus))
+    first = run_probe(probe, host.first_round)
     second = topology_plan.second_round(cpus, first.pairs)
     matrix = merged(first, run_probe(probe, second.pairs), second) if second.pairs else first
     after = load.cpu_times()
     seconds = after.wall_s - before.wall_s
     busy_during = seconds >= load.QUIET_PROBE_SECONDS and load.busy(before, after)
     return dataclasses.replace(
-        matrix, busy=busy_before or busy_during, seconds=round(seconds, 3), source=source
+        matrix, busy=busy_before or busy_during, seconds=round(seconds, 3), source=host.source
     )
 
 

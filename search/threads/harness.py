@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from hspc_gen.model import Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import execute, parse_samples, work_fields
 from hspc_gen.search.threads.measure import Config, ThreadSample
-from hspc_gen.target import Workload
 
 PROCESS_TIMEOUT_SECONDS = 600.0
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from hspc_gen.cpulist import format_cpu_list
 from hspc_gen.model import PinThreads
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import UNPINNED_PLACEMENT
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab, Relative
 
 COMPACT = "compact"

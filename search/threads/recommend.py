@@ -12,6 +12,7 @@ from typing import Literal
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import MAX_THREADS, PinThreads
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import Capacity
 from hspc_gen.search.stats import MARGIN_FLOOR, MIN_ROUNDS
 from hspc_gen.search.threads import placement
@@ -20,7 +21,6 @@ from hspc_gen.search.threads.capacity import (
     KEEP_UP_SLACK,
     MAX_SAMPLE_THREADS,
     Estimate,
-    TopologyShape,
     WorkCost,
     estimate,
 )

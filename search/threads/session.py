@@ -23,7 +23,9 @@ import numpy as np
 
 from hspc_gen import __version__
 from hspc_gen.model import ChannelParams, PinThreads, Status
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import schedule
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
@@ -31,7 +33,7 @@ from hspc_gen.search.records import Cut, RecordKey, candidate_id
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import TopologyShape, WorkCost, estimate
+from hspc_gen.search.threads.capacity import WorkCost, estimate
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.pace import Pace
@@ -44,7 +46,6 @@ from hspc_gen.search.threads.recorded import (
     Run,
 )
 from hspc_gen.search.threads.sweep import sweep
-from hspc_gen.target import Workload
 
 THREAD_SEED = 5  # apart from the channel search's seeds
 THREAD_SAMPLE_SECONDS = 0.02
@@ -88,7 +89,7 @@ def thread_key(prepared: Prepared, inputs: ThreadInputs) -> RecordKey:
     depends = json.dumps(
         [
             base.source_hash,
-            inputs.workload.model_dump(mode="json"),
+            inputs.workload.to_json(),
             [str(inputs.producers), str(inputs.consumers), str(inputs.pin)],
             [inputs.shape.cpus, inputs.shape.cpu_quota],
             __version__,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hspc_gen.search.threads.capacity import CpuPlace, TopologyShape
+from hspc_gen.model.shape import CpuPlace, TopologyShape
 
 
 @dataclass(frozen=True)

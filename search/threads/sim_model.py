@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hspc_gen.search.threads.capacity import SMT_YIELD, TopologyShape
+from hspc_gen.model.shape import SMT_YIELD, TopologyShape
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.sim_pool import OVERSUBSCRIPTION_COST, Pool, share
 

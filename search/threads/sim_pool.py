@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hspc_gen.search.threads.capacity import SMT_YIELD
+from hspc_gen.model.shape import SMT_YIELD
 
 OVERSUBSCRIPTION_COST = 0.04
 """Speed lost per extra runnable thread per CPU (switches, cache refills)."""

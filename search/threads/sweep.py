@@ -15,10 +15,11 @@ import math
 import numpy as np
 
 from hspc_gen.model import Figure
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import SweepPoint
 from hspc_gen.search import stats
 from hspc_gen.search.stats import MIN_ROUNDS
-from hspc_gen.search.threads.capacity import TopologyShape, WorkCost
+from hspc_gen.search.threads.capacity import WorkCost
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
 from hspc_gen.search.threads.plan import PLAN_SHARE
 from hspc_gen.search.threads.recorded import RecordedMeasure

@@ -16,7 +16,7 @@ from test_summary import ESTIMATED, RUN, WINNER, searched, step
 from hspc_gen.model import Effort, Figure, Status
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
-from hspc_gen.pipeline import _search_result
+from hspc_gen.search.channel import search_result
 
 
 def replayed_unconfirmed(tmp_path: Path) -> TuneResult:
@@ -25,7 +25,7 @@ def replayed_unconfirmed(tmp_path: Path) -> TuneResult:
     run_search(tmp_path, fr.SimulatedToolchain())
     s = settings()
     again = run_search(tmp_path, fr.SimulatedToolchain(), s)
-    found = _search_result(again, (None, None), again.winner, s)
+    found = search_result(again, (None, None), again.winner, s)
     found = dataclasses.replace(found, budget_exhausted=True)
     run = dataclasses.replace(RUN, elapsed_seconds=0.993, busy=True, other_cpus=1.25)
     failed = ThreadFailure(Status.crashed, "consumer 3 died")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from hspc_gen.host import read_host
-from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.sim_model import Operating
 from hspc_gen.search.threads.simulator import MANY_CORE_WORKLOADS, SimulatedHost
@@ -44,7 +44,7 @@ class Curve:
     own, as the simulator's placement noise): a best with a wide interval."""
 
     def shape(self) -> TopologyShape:
-        return TopologyShape.from_host(read_host(DATA / "sysfs" / self.sysfs / "sys"))
+        return read_host(DATA / "sysfs" / self.sysfs / "sys").topology_shape()
 
     def throughput(self, config: Config) -> float:
         counts = (config.producers, config.consumers)

@@ -11,11 +11,11 @@ import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.bench import BenchReport
-from hspc_gen.render import AppWork, render_contest_files
+from hspc_gen.model.workload import Workload
+from hspc_gen.render import render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
 from hspc_gen.search.records import Sample
-from hspc_gen.target import Workload
 
 PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
 HEADER = (
@@ -23,17 +23,20 @@ HEADER = (
 )
 
 
-def a_contest(**fields: object) -> contest.Contest:
+def a_contest(header: Path = Path("app_channel.hpp"), **fields: object) -> contest.Contest:
+    def render(rows: tuple[str, ...]) -> dict[str, str]:  # the header is read when built
+        return render_contest_files(PARAMS, 8, header.read_text(), "app", tuned_rows=rows)
+
     return contest.Contest(
         target="app",
         fingerprint="f",
         compiler="g++",
         params=PARAMS,
-        namespace="app",
+        header=header,
         workload=Workload(),
-        app=AppWork(),
+        render=render,
         event_bytes=8,
-        **{"header": Path("app_channel.hpp"), **fields},  # type: ignore[arg-type]
+        **fields,  # type: ignore[arg-type]
     )
 
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import time
 from pathlib import Path
@@ -11,36 +10,13 @@ import pytest
 from target_files import write
 from test_pipeline import machinery, settings
 
-from hspc_gen.channel_search import confirm, search
-from hspc_gen.emit import HeaderWriter, json_text, write_atomic
+from hspc_gen.emit import HeaderWriter, json_text
 from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.pipeline import _search_result
+from hspc_gen.search.channel import measure_confirmation, search, search_result
 from hspc_gen.target import load_target
-
-
-def test_write_atomic_creates_parents_and_leaves_no_temporary(tmp_path: Path) -> None:
-    path = tmp_path / "a" / "b" / "out.hpp"
-    write_atomic(path, "first\n")
-    write_atomic(path, "second\n")
-    assert path.read_text() == "second\n"
-    assert [p.name for p in path.parent.iterdir()] == ["out.hpp"]
-
-
-def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    path = tmp_path / "out.json"
-    write_atomic(path, "old\n")
-
-    def broken_fsync(fd: int) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(OSError, match="disk full"):
-        write_atomic(path, "new\n")
-    assert path.read_text() == "old\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
 
 
 def test_json_text_is_canonical() -> None:
@@ -79,11 +55,11 @@ def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
     spent = dataclasses.replace(settings(deadline=past), confirm_deadline=past, end=past)
     s = spent if cut == "before_search" else settings()
     searched = search(space, start, s, machines)
-    confirmation = confirm(searched, spent if cut != "never" else s, machines)
+    confirmation = measure_confirmation(searched, spent if cut != "never" else s, machines)
     winner = searched.winner
     if confirmation is not None and (confirmed := confirmation.step.winner()) is not None:
         winner = confirmed
-    found = _search_result(searched, (confirmation, None), winner, s)
+    found = search_result(searched, (confirmation, None), winner, s)
     return start, TuneResult(RUN, winner, found, ADVICE)
 
 

@@ -26,7 +26,7 @@ from hspc_gen.search.measure import topology as probe
 from hspc_gen.search.records import MatrixRecord
 from hspc_gen.search.store import RecordStore
 from hspc_gen.topology import Relations, classify, moved
-from hspc_gen.topology_plan import SecondRound
+from hspc_gen.topology_plan import SecondRound, probe_host
 from hspc_gen.topology_text import read_matrix
 
 CPUS = sorted(os.sched_getaffinity(0))
@@ -35,7 +35,7 @@ SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 
 def measure(cache: Path, host: Host, *, measure: bool = True) -> TopologyOutcome:
     store = RecordStore(cache / "records", host.fingerprint)
-    return probe.host_topology(host, store, cache, "c++", measure=measure)
+    return probe.host_topology(probe_host(host), store, cache, "c++", measure=measure)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,9 @@ def test_without_measuring_nothing_stored_is_sysfs_alone(tmp_path: Path) -> None
 def test_a_probe_that_cannot_be_built_is_a_status_and_the_run_goes_on(tmp_path: Path) -> None:
     host = read_host()
     store = RecordStore(tmp_path / "records", host.fingerprint)
-    outcome = probe.host_topology(host, store, tmp_path, "/nonexistent/c++", measure=True)
+    outcome = probe.host_topology(
+        probe_host(host), store, tmp_path, "/nonexistent/c++", measure=True
+    )
     assert outcome.status is TopologyStatus.failed and outcome.topology is None
     assert "could not build its program" in outcome.note and "sysfs's alone" in outcome.note
     assert store.records() == () and not (tmp_path / "records").exists()
@@ -220,12 +222,12 @@ def test_a_stored_matrix_is_checked_against_the_host_now(tmp_path: Path) -> None
     far = PairTiming(a, b, 50000.0, 49000.0, 51000.0, 9000.0, 8900.0, 9100.0)
     stored = Matrix(tuple(CPUS), (far,), probe.BLOCK_BYTES, probe.SAMPLES, probe.ROUND_TRIPS)
     store.append(MatrixRecord(probe.record_key(host.fingerprint, "c++"), stored))
-    outcome = probe.host_topology(host, store, tmp_path, "c++", measure=True)
+    outcome = probe.host_topology(probe_host(host), store, tmp_path, "c++", measure=True)
     assert outcome.status is TopologyStatus.stored and outcome.topology is not None
     assert outcome.topology.matrix == stored.restricted(host.allowed_cpus)
     assert outcome.note.startswith("since the pairs were measured, 1 of 1 pair(s) measured again")
     assert f"CPUs {a} and {b}: 50000 ns, then" in outcome.note
-    untouched = probe.host_topology(host, store, tmp_path, "c++", measure=False)
+    untouched = probe.host_topology(probe_host(host), store, tmp_path, "c++", measure=False)
     assert (
         untouched.note == "" and len(store.matrices(probe.record_key(host.fingerprint, "c++"))) == 1
     )

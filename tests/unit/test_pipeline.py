@@ -11,15 +11,22 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.batch import Machinery, evaluate_every_round
-from hspc_gen.channel_search import Searched, _build_holding, confirm, remeasure, search
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.pipeline import _search_result
+from hspc_gen.model.workload import Workload
 from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
+from hspc_gen.search.batch import Machinery, evaluate_every_round
+from hspc_gen.search.channel import (
+    Searched,
+    _build_holding,
+    measure_confirmation,
+    remeasure,
+    search,
+    search_result,
+)
 from hspc_gen.search.findings import REMEASURED_TOO
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
@@ -35,7 +42,6 @@ from hspc_gen.search.tune import (
     StageSpec,
     confirmation_batch,
 )
-from hspc_gen.target import Workload
 from hspc_gen.wiring import store_notes
 
 
@@ -45,7 +51,7 @@ def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings
         objective=Objective.throughput,
         effort=Effort.quick,
         seed=7,
-        deadline=deadline,
+        search_deadline=deadline,
         oversubscribed=True,
         stages=(
             StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
@@ -127,7 +133,7 @@ def test_the_confirmation_remeasures_the_best_in_a_fresh_plan(tmp_path: Path) ->
     toolchain = fr.SimulatedToolchain()
     s = settings()
     searched = run_search(tmp_path, toolchain, s)
-    evaluation = confirm(searched, s, machinery(tmp_path, toolchain))
+    evaluation = measure_confirmation(searched, s, machinery(tmp_path, toolchain))
     assert evaluation is not None
     assert evaluation.step.batch.stage == "confirm"
     assert evaluation.step.decision.winner is not None
@@ -160,7 +166,7 @@ def test_the_confirmation_meets_real_alternatives_and_reuses_the_build_holding_t
                for c in again.candidates) == 1  # fmt: skip
     held = _build_holding(searched, batch, s.stages[-1].workload)
     assert held is not None and held.batch.step == "primitive"  # its build holds all three
-    assert confirm(searched, s, machinery(tmp_path, toolchain)) is not None
+    assert measure_confirmation(searched, s, machinery(tmp_path, toolchain)) is not None
 
 
 def test_a_confirmation_replays_every_round_it_measured(tmp_path: Path) -> None:
@@ -178,7 +184,10 @@ def test_a_confirmation_replays_every_round_it_measured(tmp_path: Path) -> None:
 
 def test_nothing_searched_means_nothing_to_confirm(tmp_path: Path) -> None:
     empty = Searched(fr.stage_two_space().start(), (), budget_exhausted=True)
-    assert confirm(empty, settings(), machinery(tmp_path, fr.SimulatedToolchain())) is None
+    assert (
+        measure_confirmation(empty, settings(), machinery(tmp_path, fr.SimulatedToolchain()))
+        is None
+    )
 
 
 class Clock:
@@ -294,12 +303,12 @@ def confirmed_with(tmp_path: Path, toolchain: SlowBaselines) -> tuple[SearchResu
     searched = run_search(tmp_path, toolchain, s)
     before = len(toolchain.plans)
     mach = machinery(tmp_path, toolchain)
-    confirmation = confirm(searched, s, mach)
+    confirmation = measure_confirmation(searched, s, mach)
     assert confirmation is not None
     winner = confirmation.step.winner() or searched.winner
     again = remeasure(confirmation, searched, winner, s, mach)
     seeds = {plan.seed for plan in toolchain.plans[before:]}
-    return _search_result(searched, (confirmation, again), winner, s), seeds
+    return search_result(searched, (confirmation, again), winner, s), seeds
 
 
 def test_figures_that_cannot_be_true_are_measured_again_and_then_reported_unresolved(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.target import Workload
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 FINGERPRINT = "test-host"

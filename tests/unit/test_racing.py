@@ -10,7 +10,7 @@ from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search import stats
 from hspc_gen.search.findings import least_latency
 from hspc_gen.search.plan import Plan, RunResult, make_plan
-from hspc_gen.search.racing import RaceSettings, evaluate_batch, losers, race
+from hspc_gen.search.racing import RaceSettings, losers, race, race_and_decide
 from hspc_gen.search.records import Candidate, Sample, aa_arm
 from hspc_gen.search.strategies.base import make_batch
 
@@ -153,7 +153,7 @@ def test_a_failed_run_ends_the_race_and_leaves_no_winner() -> None:
     points = (BASE, BASE.replace(padding_bytes=64))
     batch = make_batch("one", "padding", points, BASE, rounds=30)
     runner = FailingRunner(fr.SimulatedRunner({}), fail_at=1, status=Status.crashed)
-    ev = evaluate_batch(batch, runner.run, settings=settings(), oversubscribed=False)
+    ev = race_and_decide(batch, runner.run, settings=settings(), oversubscribed=False)
     assert ev.race.status is Status.crashed
     assert ev.race.rounds == stats.MIN_ROUNDS
     assert "signal 11" in ev.race.log
@@ -168,7 +168,7 @@ def test_evaluate_batch_races_then_decides_on_replayed_samples() -> None:
         "one", "padding", [start.replace(padding_bytes=p) for p in (0, 64, 128)], start, 30
     )
     runner = fr.ReplayRunner(fr.STAGE_ONE_KEY)
-    ev = evaluate_batch(batch, runner.run, settings=settings(), oversubscribed=False)
+    ev = race_and_decide(batch, runner.run, settings=settings(), oversubscribed=False)
     padding_zero = start.replace(padding_bytes=0)
     assert ev.step.winner() == start.replace(padding_bytes=128)
     assert Candidate(padding_zero, "one", "padding").id in ev.race.dropped
@@ -196,12 +196,12 @@ def test_a_confirmation_with_a_latency_bound_excludes_what_waits_too_long() -> N
     costs = {ids[quick]: fr.Cost(latency_ns=400_000.0), ids[prompt]: fr.Cost(latency_ns=20_000.0)}
     runner = fr.SimulatedRunner({ids[quick]: 20.0, ids[prompt]: 30.0}, costs=costs)
     bound = dataclasses.replace(settings(12), drop=False, latency_bound_ns=100_000.0)
-    ev = evaluate_batch(batch, runner.run, settings=bound, oversubscribed=False)
+    ev = race_and_decide(batch, runner.run, settings=bound, oversubscribed=False)
     assert ev.step.decision.winner == ids[prompt]  # p99 40 us kept; 800 us not
     assert ev.race.arm_status == {ids[quick]: Status.misses_latency}
     assert "above constraints.max_latency_us (100 us)" in ev.race.causes[ids[quick]]
     assert all(f"lat:{i}" in order for order in runner.plans[0].order for i in ids.values())
     tight = dataclasses.replace(bound, latency_bound_ns=1_000.0)
-    none = evaluate_batch(batch, runner.run, settings=tight, oversubscribed=False)
+    none = race_and_decide(batch, runner.run, settings=tight, oversubscribed=False)
     assert none.step.decision.winner is None
     assert least_latency(none) == prompt  # the closest, for the header and the report

@@ -80,9 +80,11 @@ def test_the_default_run_plans_every_step_and_the_whole_grid_within_its_search_t
     space = wiring.space_for(target, host, {})
     settings = wiring.settings_for(target, host, Effort.measure, started=0.0)
     stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
-    plan = schedule.plan_steps(space, space.start(), stages, Effort.measure, settings.deadline)
+    plan = schedule.plan_steps(
+        space, space.start(), stages, Effort.measure, settings.search_deadline
+    )
     steps = {(s.stage, s.step): s.points for s in plan.steps}
     assert set(steps) >= {(0, "padding"), (0, "stack_offset"), (0, "buffers"), (1, "primitive")}
     assert steps[(0, "buffers")] >= len(space.grid())  # the full grid of the memory bound
     # The plan fits the search's share of the default budget (120 s): nothing is left out.
-    assert plan.planned_seconds() <= settings.deadline
+    assert plan.planned_seconds() <= settings.search_deadline

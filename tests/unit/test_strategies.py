@@ -14,7 +14,7 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import DEFAULT_SPIN_NS, ChannelParams, Effort, Objective, Primitive, SpinBudgets
 from hspc_gen.search import stats
 from hspc_gen.search.decide import Decision
-from hspc_gen.search.racing import RaceSettings, evaluate_batch
+from hspc_gen.search.racing import RaceSettings, race_and_decide
 from hspc_gen.search.records import Candidate, RecordKey
 from hspc_gen.search.space import PREFETCH_GRID, PREFETCH_SHORT, Space
 from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
@@ -264,7 +264,7 @@ def search(
     history: list[StepResult] = []
     while (batch := strategy.propose(history)) is not None:
         history.append(
-            evaluate_batch(batch, runner.run, settings=settings, oversubscribed=False).step
+            race_and_decide(batch, runner.run, settings=settings, oversubscribed=False).step
         )
     return tuple(history), runner
 

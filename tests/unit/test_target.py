@@ -159,6 +159,29 @@ output: {header: include/paths.hpp, namespace: Paths}
     assert target.output.report == app.resolve() / "include" / "paths_report"
 
 
+@pytest.mark.parametrize(
+    "section",
+    [
+        {},
+        {"producer_ns": "40ns", "consumer_ns": "1.5us", "consumer_bytes": "4KiB"},
+        {"producer_source": "work.cpp", "consumer_source": "work.cpp"},
+    ],
+)
+def test_the_frozen_workload_is_the_section_as_record_keys_hash_it(
+    tmp_path: Path, section: dict[str, str]
+) -> None:
+    # Record keys hash the workload's JSON: the frozen value the stages take must dump exactly as
+    # the pydantic section did, or every stored record would be measured again.
+    (tmp_path / "work.cpp").write_text("// work\n", encoding="utf-8")
+    checked = Workload.model_validate(section, context={"base_dir": tmp_path})
+    value = checked.value()
+    assert value.to_json() == checked.model_dump(mode="json")
+    assert (value.producer_source, value.consumer_bytes) == (
+        checked.producer_source,
+        checked.consumer_bytes,
+    )
+
+
 def test_empty_sections_mean_all_defaults(tmp_path: Path) -> None:
     path = write(tmp_path, "name: e\nevent: {size: 8}\nworkload:\nconstraints:\noutput:\n")
     target = load_target(path)

@@ -10,13 +10,14 @@ import pytest
 
 from hspc_gen.host import read_host
 from hspc_gen.model import MAX_THREADS
-from hspc_gen.search.threads.capacity import SMT_YIELD, TopologyShape, WorkCost, estimate
+from hspc_gen.model.shape import SMT_YIELD, TopologyShape
+from hspc_gen.search.threads.capacity import WorkCost, estimate
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 
 
 def recorded(name: str) -> TopologyShape:
-    return TopologyShape.from_host(read_host(SYSFS / name / "sys"))
+    return read_host(SYSFS / name / "sys").topology_shape()
 
 
 @pytest.mark.parametrize(

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from hspc_gen.batch_project import BatchProjects
 from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import NO_EVENTS, WRONG_ANSWER, parse_samples
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, RealToolchain
 from hspc_gen.search.records import candidate_id
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError, by_config
 from hspc_gen.search.threads.measure import Config
-from hspc_gen.target import Workload
 
 WORK = Workload(producer_ns=40.0, consumer_ns=15.0)
 
@@ -112,7 +113,9 @@ def test_every_code_shape_runs_the_thread_kinds_for_real(
     """The thread search's binary, built for a channel with prefetch and huge pages (the code
     shape the harness once declined, so that every sample moved nothing) or a latency bound
     (whose fan-out cuts buffers by the clock): every configuration moves its events, verified."""
-    chain = RealToolchain("fp", "c++", tmp_path, event_bytes=8, max_latency_ns=bound)
+    chain = RealToolchain(
+        "fp", "c++", tmp_path, event_bytes=8, renderer=BatchProjects(), max_latency_ns=bound
+    )
     prepared = chain.prepare(make_batch("threads", "threads", [channel], channel, 1), WORK,
                              THREAD_KINDS)  # fmt: skip
     built = chain.build(prepared)

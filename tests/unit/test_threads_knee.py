@@ -21,6 +21,7 @@ from test_summary import RUN, WINNER, searched
 from hspc_gen.host import read_host
 from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import (
     SHOWN_ROUNDS,
     CurvePoint,
@@ -28,6 +29,7 @@ from hspc_gen.model.threads import (
     ThreadAdvice,
     ThreadsReport,
 )
+from hspc_gen.model.workload import Workload
 from hspc_gen.reports import html as html_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
@@ -37,14 +39,12 @@ from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.stats import MIN_ROUNDS
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.knee import good, leader, smallest_good, strongest, top
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
 from hspc_gen.search.threads.recommend import recommend
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
 from hspc_gen.search.threads.sweep import sweep
-from hspc_gen.target import Workload
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 
@@ -291,7 +291,7 @@ def test_every_recommendation_the_real_paths_print_keeps_the_rule(curve: Curve, 
 
 @pytest.mark.parametrize("sysfs", ["epyc-2c-vm", "1s-4c-8t", "xeon-16c-vm", "2s-8c-2t"])
 def test_every_recommendation_on_a_random_curve_keeps_the_rule(sysfs: str) -> None:
-    shape = TopologyShape.from_host(read_host(DATA / "sysfs" / sysfs / "sys"))
+    shape = read_host(DATA / "sysfs" / sysfs / "sys").topology_shape()
     for seed in range(30):
         assert_the_rule_holds(_searched(shape, None, seed, 0.08, len(shape.places)))
     for seed in range(6):

@@ -11,7 +11,7 @@ import pytest
 from hspc_gen.cpulist import parse_cpu_list
 from hspc_gen.host import read_host
 from hspc_gen.model import PinThreads
-from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab
 from hspc_gen.search.threads.placement import (
     COMPACT,
@@ -32,10 +32,10 @@ SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 SHAPES = {
     "2cpu": TopologyShape.uniform(cores_per_package=2),
     "4c8t": TopologyShape.uniform(cores_per_package=4, threads_per_core=2),
-    "split-l3": TopologyShape.from_host(read_host(SYSFS / "1s-8c-split-l3" / "sys")),
+    "split-l3": read_host(SYSFS / "1s-8c-split-l3" / "sys").topology_shape(),
     "2s8c2t": TopologyShape.uniform(packages=2, cores_per_package=8, threads_per_core=2),
     "64c128t": TopologyShape.uniform(cores_per_package=64, threads_per_core=2, llc_per_package=8),
-    "offline": TopologyShape.from_host(read_host(SYSFS / "1s-4c-8t-offline" / "sys")),
+    "offline": read_host(SYSFS / "1s-4c-8t-offline" / "sys").topology_shape(),
 }
 COUNTS = [(1, 1), (1, 2), (2, 2), (1, 3), (3, 3), (4, 8), (6, 6), (8, 8), (12, 12), (20, 40)]
 

@@ -15,10 +15,11 @@ import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.host import read_host
 from hspc_gen.model import ChannelParams, Primitive
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import CurvePoint, ThreadsReport, VersusBest
 from hspc_gen.reports.threads import advice_json, flat_range, oversubscribed, render
 from hspc_gen.search.threads import advice
-from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS, TopologyShape, estimate
+from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS, estimate
 from hspc_gen.search.threads.counts import BUDGET
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.placement import SIBLINGS
@@ -31,7 +32,7 @@ SEED = 20240605
 
 
 def recorded(name: str) -> TopologyShape:
-    return TopologyShape.from_host(read_host(DATA / "sysfs" / name / "sys"))
+    return read_host(DATA / "sysfs" / name / "sys").topology_shape()
 
 
 SHAPES = {

@@ -12,19 +12,20 @@ from pathlib import Path
 import fake_runner as fr
 import pytest
 
-from hspc_gen.batch import Machinery
 from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.result import RunInfo, TuneResult
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.model.workload import Workload
 from hspc_gen.pipeline import INTERNAL_ERROR, threads_for
 from hspc_gen.reports import outcome
+from hspc_gen.search.batch import Machinery
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.records import RecordKey, Sample
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.threads import session
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.pace import Pace
@@ -40,7 +41,6 @@ from hspc_gen.search.threads.session import (
     recommend_threads,
 )
 from hspc_gen.search.tune import Settings, StageSpec
-from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-test", "c++", "-O2")
 CONFIGS = [Config(1, 1), Config(2, 2, "compact", (1, 2), (3, 4))]

@@ -3,8 +3,8 @@ bracket closed in level by level, and the counts near the line settled beside th
 
 from __future__ import annotations
 
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.axis import Axis
-from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.knee import good, smallest_good
 from hspc_gen.search.threads.measure import Lab
 from hspc_gen.search.threads.plan import FULL, coarse_counts

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import PinThreads
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.records import RecordKey
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS
@@ -28,7 +29,6 @@ from hspc_gen.search.threads.simulator import (
     SimulatedHost,
     count_grid,
 )
-from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-sim", "c++", "-O2")
 SHARE = 15.0

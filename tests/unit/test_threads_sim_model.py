@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from hspc_gen.search.threads.capacity import SMT_YIELD, CpuPlace, TopologyShape
+from hspc_gen.model.shape import SMT_YIELD, CpuPlace, TopologyShape
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.sim_model import (
     SimWorkload,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hspc_gen.search.threads.capacity import SMT_YIELD
+from hspc_gen.model.shape import SMT_YIELD
 from hspc_gen.search.threads.sim_pool import Pool, _binomial, share
 
 SIXTEEN = Pool(16, 16)

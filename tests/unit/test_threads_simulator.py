@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from hspc_gen.search.threads.capacity import TopologyShape
+from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab
 from hspc_gen.search.threads.sim_hosts import MACHINES
 from hspc_gen.search.threads.sim_model import SimWorkload

@@ -13,6 +13,7 @@ import pytest
 
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.records import RecordKey
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.measure import Config
@@ -27,7 +28,6 @@ from hspc_gen.search.threads.session import (
 from hspc_gen.search.threads.sim_hosts import MACHINES
 from hspc_gen.search.threads.simulator import MANY_CORE_WORKLOADS, SimulatedHost
 from hspc_gen.search.threads.sweep import SWEEP_ROUNDS, default_max_groups, sweep
-from hspc_gen.target import Workload
 
 KEY = RecordKey("fp", "threads-sweep", "c++", "-O2")
 MACHINE = {m.name: m for m in MACHINES}

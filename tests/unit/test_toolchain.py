@@ -6,18 +6,19 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hspc_gen.batch_project import BatchProjects, app_work
 from hspc_gen.model import ChannelParams, Primitive, Status
-from hspc_gen.search.measure.toolchain import RealToolchain, app_work
+from hspc_gen.model.workload import Workload
+from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.plan import make_plan
 from hspc_gen.search.strategies.base import make_batch
-from hspc_gen.target import Workload
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 POINT = ChannelParams(64, 0, 4, 4096, Primitive.futex)
 
 
 def toolchain(cache: Path) -> RealToolchain:
-    return RealToolchain("fp", "c++", cache, event_bytes=8)
+    return RealToolchain("fp", "c++", cache, event_bytes=8, renderer=BatchProjects())
 
 
 def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> None:

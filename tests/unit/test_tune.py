@@ -10,6 +10,7 @@ from pathlib import Path
 import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive, Status
+from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.plan import Plan, RunResult
@@ -27,7 +28,6 @@ from hspc_gen.search.tune import (
     probe_events,
     replay,
 )
-from hspc_gen.target import Workload
 
 APP_WORK = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"
 BASE = ChannelParams(64, 0, 2, 4096, Primitive.futex)
@@ -148,7 +148,7 @@ def test_a_built_batch_runs_its_first_chunk_past_its_step_share_while_the_search
     tmp_path: Path,
 ) -> None:
     batch, run, prepared = two_points()
-    share_over = dataclasses.replace(settings(deadline=0.0), search_deadline=math.inf)
+    share_over = dataclasses.replace(settings(deadline=math.inf), step_deadline=0.0)
     evaluation = measure_and_record(
         batch, STAGE, share_over, RecordStore(tmp_path, "fp"), prepared=prepared, run_plan=run
     )

@@ -49,7 +49,7 @@ class Evaluated:
     prepared: Prepared
 
 
-def evaluate(
+def search_step(
     batch: Batch, stage: tune.StageSpec, settings: tune.Settings, machinery: Machinery
 ) -> Evaluated | None:
     """One batch of the search, trimmed to what fits; None when the budget leaves it out."""
@@ -58,7 +58,7 @@ def evaluate(
         return None
     batch, prepared, replayed = fitted
     if replayed is None:
-        machinery.show(_announce(batch, settings.deadline))
+        machinery.show(_announce(batch, settings.current_deadline()))
         replayed = _build_and_measure(batch, stage, settings, machinery, prepared, drop=True)
     return Evaluated(replayed, prepared)
 
@@ -87,7 +87,7 @@ def fit(
     for size in range(len(batch.candidates), 1, -1):
         smaller = batch if size == len(batch.candidates) else tune.trimmed(batch, size)
         ready = prepared if smaller is batch else toolchain.prepare(smaller, stage.workload)
-        if tune.fits(tune.batch_seconds(smaller, stage, ready), settings.deadline):
+        if tune.fits(tune.batch_seconds(smaller, stage, ready), settings.current_deadline()):
             if smaller is not batch:
                 store.append(Cut(whole.key, settings.run, keep=size))
             return smaller, ready, None
@@ -123,8 +123,7 @@ def _build_and_measure(
     built = machinery.toolchain.build(prepared)  # build
     run_plan: Runner = functools.partial(machinery.toolchain.run, built, prepared)  # run
     if machinery.show is not quiet:
-        whole = settings.deadline if settings.search_deadline is None else settings.search_deadline
-        run_plan = Watched(run_plan, batch, whole, machinery.show)
+        run_plan = Watched(run_plan, batch, settings.search_deadline, machinery.show)
     return tune.measure_and_record(  # record, decide
         batch, stage, settings, machinery.store, prepared=prepared, run_plan=run_plan, drop=drop
     )

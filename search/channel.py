@@ -10,15 +10,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hspc_gen.batch import Machinery, evaluate, evaluate_every_round
 from hspc_gen.model import ChannelParams
+from hspc_gen.model.result import SearchResult
+from hspc_gen.model.workload import Workload
 from hspc_gen.search import findings, schedule, tune
+from hspc_gen.search.batch import Machinery, evaluate_every_round, search_step
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.racing import Evaluation
+from hspc_gen.search.racing import Evaluation, PlanCounts
 from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
-from hspc_gen.target import Workload
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def search(
     """Every stage's strategy from the best point so far, batch by batch, each step within its
     share of the time plan (`search.schedule`)."""
     stages = [(stage.strategy, len(stage.baselines)) for stage in settings.stages]
-    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.deadline)
+    plan = schedule.plan_steps(space, start, stages, settings.effort, settings.search_deadline)
     # Until the placement step asks where the threads run, every candidate runs on one pair of
     # CPUs: unpinned, each sample would measure wherever the scheduler put it that time.
     best, evaluations, exhausted, builds = space.measured_at(start), [], False, []
@@ -54,7 +55,7 @@ def search(
             staged = _staged(settings, plan, index, batch, done)
             done.append((index, batch.step))
             began = time.monotonic()
-            evaluated = evaluate(batch, stage, staged, machinery)
+            evaluated = search_step(batch, stage, staged, machinery)
             if evaluated is None:  # the budget left the step out: the stage ends here
                 exhausted = True
                 break
@@ -82,7 +83,7 @@ def _staged(
 ) -> tune.Settings:
     """The settings of one step: its deadline in the time plan, the search's beside it."""
     deadline = _deadline(plan, stage, batch, done)
-    return dataclasses.replace(settings, deadline=deadline, search_deadline=settings.deadline)
+    return dataclasses.replace(settings, step_deadline=deadline)
 
 
 def _deadline(
@@ -95,7 +96,9 @@ def _deadline(
     return plan.step_deadline(step, done)
 
 
-def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -> Evaluation | None:
+def measure_confirmation(
+    searched: Searched, settings: tune.Settings, machinery: Machinery
+) -> Evaluation | None:
     """The winner and runners-up measured again in a fresh process with a new seed: the
     reported figures come from here, and it may overturn the pick (the winner's curse)."""
     if not searched.evaluations:
@@ -106,7 +109,7 @@ def confirm(searched: Searched, settings: tune.Settings, machinery: Machinery) -
     machinery.show(f"confirming {len(batch.candidates)} candidates in a fresh process")
     deadline = tune.confirm_deadline(settings, batch, stage)
     fresh = dataclasses.replace(
-        settings, seed=settings.seed + 1, deadline=deadline, check_latency=True
+        settings, seed=settings.seed + 1, search_deadline=deadline, check_latency=True
     )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
@@ -140,7 +143,9 @@ def remeasure(
     batch = make_batch("confirm", "remeasure", [winner], winner, rounds)
     stage = _confirming(settings)
     fresh = dataclasses.replace(
-        settings, seed=settings.seed + 2, deadline=tune.confirm_deadline(settings, batch, stage)
+        settings,
+        seed=settings.seed + 2,
+        search_deadline=tune.confirm_deadline(settings, batch, stage),
     )
     return evaluate_every_round(
         batch, stage, fresh, machinery, _build_holding(searched, batch, stage.workload)
@@ -156,3 +161,50 @@ def _build_holding(searched: Searched, batch: Batch, workload: Workload) -> Prep
         if prepared.workload == workload and wanted <= held:
             return prepared
     return None
+
+
+def final_winner(
+    searched: Searched, confirmation: Evaluation | None, settings: tune.Settings
+) -> ChannelParams:
+    """The confirmation's winner (under a latency bound, else the least latency's); the
+    search's when nothing was confirmed or the confirmation named none."""
+    if confirmation is None:
+        return searched.winner
+    return (
+        confirmation.step.winner()
+        or (findings.least_latency(confirmation) if settings.max_latency_ns else None)
+        or searched.winner
+    )
+
+
+def search_result(
+    searched: Searched,
+    confirmations: tuple[Evaluation | None, Evaluation | None],
+    winner: ChannelParams,
+    settings: tune.Settings,
+) -> SearchResult:
+    """The typed result; `confirmations` is the confirmation and the winner's re-measure (when
+    the confirmation's figures could not be true)."""
+    confirmation, remeasured = confirmations
+    every = (*searched.evaluations, *(e for e in confirmations if e is not None))
+    counts = sum((e.counts for e in every), PlanCounts())  # the confirmations' plans too
+    confirmed = None
+    if confirmation is not None:
+        bound = settings.max_latency_ns
+        confirmed = findings.confirmed(confirmation, winner, settings.objective, bound, remeasured)
+    return SearchResult(
+        winner=winner,
+        confirmed=confirmed,
+        trail=tuple(
+            findings.step(e, proposed, seconds)
+            for e, (proposed, seconds) in zip(searched.evaluations, searched.spent, strict=True)
+        ),
+        candidates=findings.candidates(searched.evaluations),
+        failures=findings.failures(searched.evaluations),
+        budget_exhausted=searched.budget_exhausted or counts.cut,
+        step_left_out=searched.budget_exhausted,
+        measured_plans=counts.measured,
+        cached_plans=counts.replayed,
+        seed=settings.seed,
+        oversubscribed=settings.oversubscribed,
+    )

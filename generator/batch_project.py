@@ -1,0 +1,55 @@
+"""The render stage for the search's builds: a batch's candidates as the Meson project of its
+benchmark binary (render.render_bench_files). The orchestrator hands `BatchProjects` to the
+search's toolchain as its renderer, so the search never imports render."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hspc_gen.model import ChannelParams
+from hspc_gen.model.workload import Workload
+from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_files, unit_sources
+
+
+@dataclass(frozen=True)
+class BatchProjects:
+    """search.measure.toolchain.Renderer, rendered by the templates under templates/bench."""
+
+    def files(
+        self,
+        candidates: Sequence[tuple[str, ChannelParams]],
+        event_bytes: int,
+        workload: Workload,
+        max_latency_ns: int,
+        *,
+        points_per_unit: int,
+        kinds: tuple[str, ...],
+    ) -> tuple[dict[str, str], dict[str, str]]:
+        """The project's files (relative path -> text), and each candidate's translation unit."""
+        variants = tuple(BenchVariant(id_, params) for id_, params in candidates)
+        files = render_bench_files(
+            variants,
+            event_bytes,
+            app_work(workload),
+            max_latency_ns,
+            points_per_unit=points_per_unit,
+            kinds=kinds,
+        )
+        sources = unit_sources(variants, points_per_unit)
+        return files, {v.id: sources[compiled_id(v)] for v in variants}
+
+    def compiled_points(self, candidates: Sequence[tuple[str, ChannelParams]]) -> int:
+        """How many compile-time points the candidates are (their CPUs left out)."""
+        return len({compiled_id(BenchVariant(id_, params)) for id_, params in candidates})
+
+
+def app_work(workload: Workload) -> AppWork:
+    """The app's source files for the bench project (one file when both sides share it)."""
+    sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
+    files = tuple(
+        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8")) for i, path in enumerate(sources)
+    )
+    folders = tuple(sorted({str(path.parent) for path in sources}))
+    producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
+    return AppWork(files, producer, consumer, folders)

@@ -1,0 +1,51 @@
+"""Files written whole: a temporary file beside the target, fsync, then rename.
+
+A reader never sees a half-written header, result, record or cache, and a run killed mid-write
+leaves the previous file intact. The bottom layer: every stage that writes a file (emit, search's
+caches and wisdom, the reports) writes through here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write `content` (text as UTF-8 with \n line ends) to a temporary file beside `path`, then
+    rename it over `path`: a reader sees the old file or the new one, never a part."""
+    data = content.encode() if isinstance(content, str) else content
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            Path(tmp).unlink()
+        raise
+
+
+def writable_problem(path: Path, folder: bool = False) -> str | None:
+    """Why `path` (a file, or a folder when `folder`) could not be written, or None: checked
+    before anything is written, so a run never dies halfway through its outputs."""
+    if path.exists() and path.is_dir() != folder:
+        return (
+            f"{path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}"
+        )
+    existing = path if folder else path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, so {path} cannot be made"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    if path.exists() and not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    return None
