@@ -1,12 +1,14 @@
 """The report's picture of the host's CPU pairs, as plain data (see figure_data.py): the round
-trip of every measured pair as a heat map, from the `topology` of the result's host."""
+trip of every measured pair as a heat map, from the `topology` of the result's host (the host
+as `hspc-gen host --json` prints it, which the model keeps as that document)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from hspc_gen.reports.figure_data import Doc
+from hspc_gen.model.result import TuneResult
 
 TITLE = "How the CPUs talk: one cache line's round trip between each pair, ns"
 
@@ -21,8 +23,9 @@ class Heatmap:
     empty: str = ""
 
 
-def topology(result: Doc) -> Heatmap:
-    measured = (result.get("host") or {}).get("topology") or {}
+def topology(result: TuneResult) -> Heatmap:
+    found = result.run.host.get("topology")
+    measured: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     matrix = measured.get("matrix") or {}
     rows: Sequence[Sequence[object]] = matrix.get("pairs") or ()
     if not rows:

@@ -16,8 +16,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
-from test_figure_data import RESULT
+from test_figure_data import RESULT, RESULT_DOC, typed
 
+from hspc_gen.model.result import TuneResult
 from hspc_gen.reports import figure_data, figure_scales, figure_threads, figures
 from hspc_gen.reports.figure_data import Curves, Forest
 
@@ -49,7 +50,7 @@ def assert_apart(boxes: list[Bbox]) -> None:
         assert not a.overlaps(b), (a, b)
 
 
-def with_optimal(result: dict[str, Any], factor: float) -> dict[str, Any]:
+def with_optimal(result: dict[str, Any], factor: float) -> TuneResult:
     """The example with the sweep step's Optimal line `factor` times as high (a producer whose
     work alone runs far faster than any channel can carry its events)."""
     changed = copy.deepcopy(result)
@@ -59,7 +60,7 @@ def with_optimal(result: dict[str, Any], factor: float) -> dict[str, Any]:
             rate = optimal["events_per_second"]
             rate["median"] *= factor
             rate["ci95"] = [x * factor for x in rate["ci95"]]
-    return changed
+    return typed(changed)
 
 
 def points(data: Curves) -> tuple[float, float]:
@@ -70,7 +71,7 @@ def points(data: Curves) -> tuple[float, float]:
 
 
 def test_the_buffer_figure_fits_its_points_and_names_a_far_optimal_off_the_scale() -> None:
-    data = figure_data.curves(with_optimal(RESULT, 4.0))
+    data = figure_data.curves(with_optimal(RESULT_DOC, 4.0))
     optimal = next(lv for lv in data.levels if lv.label.startswith("Optimal"))
     axes = drawn(figures.curves_figure(data))
     low, high = points(data)
@@ -105,7 +106,7 @@ def test_no_line_runs_through_a_legend_and_no_tick_labels_overlap(draw: str) -> 
     assert_apart(tick_labels(axes, "y"))
 
 
-def far_off(result: dict[str, Any], ratio: float) -> dict[str, Any]:
+def far_off(result: dict[str, Any], ratio: float) -> TuneResult:
     """The example with one candidate of the first step costing `ratio` times the winner's."""
     changed = copy.deepcopy(result)
     first = changed["decisions"][0]
@@ -117,7 +118,7 @@ def far_off(result: dict[str, Any], ratio: float) -> dict[str, Any]:
         and c.get("cost_vs_winner")
     )
     other["cost_vs_winner"] = {"median": ratio, "ci95": [ratio * 0.9, ratio * 1.1], "n": 20}
-    return changed
+    return typed(changed)
 
 
 def spread(data: Forest) -> tuple[float, float]:
@@ -140,7 +141,7 @@ def test_the_decision_trails_axis_fits_the_rows_and_margins() -> None:
 
 
 def test_a_far_off_candidate_is_written_at_the_edge_not_stretching_the_axis() -> None:
-    data = figure_data.forest(far_off(RESULT, 100.0))
+    data = figure_data.forest(far_off(RESULT_DOC, 100.0))
     axes = drawn(figures.forest_figure(data))
     left, right = axes.get_xlim()
     near = figure_data.forest(RESULT)  # the same rows but the far one: the same axis
@@ -152,7 +153,7 @@ def test_a_far_off_candidate_is_written_at_the_edge_not_stretching_the_axis() ->
 
 @pytest.mark.parametrize("ratio", [0.2, 0.3, 1.04, 3.0, 5.0, 100.0])
 def test_ratio_ticks_stay_apart_on_any_axis(ratio: float) -> None:
-    data = figure_data.forest(far_off(RESULT, ratio))
+    data = figure_data.forest(far_off(RESULT_DOC, ratio))
     axes = drawn(figures.forest_figure(data))
     assert_apart(tick_labels(axes, "x"))
     ticks = figure_scales.ratio_ticks(axes.get_xlim())
