@@ -106,17 +106,32 @@ def test_no_line_runs_through_a_legend_and_no_tick_labels_overlap(draw: str) -> 
     assert_apart(tick_labels(axes, "y"))
 
 
-def far_off(result: dict[str, Any], ratio: float) -> TuneResult:
-    """The example with one candidate of the first step costing `ratio` times the winner's."""
+def widened(result: dict[str, Any], low: float, high: float) -> TuneResult:
+    """The example with one candidate of the first step measured from `low` to `high` times the
+    winner's cost (its median between): the ratio axis spans that range."""
     changed = copy.deepcopy(result)
+    other = _first_steps_other(changed)
+    median = math.sqrt(low * high)
+    other["cost_vs_winner"] = {"median": median, "ci95": [low, high], "n": 20}
+    return typed(changed)
+
+
+def _first_steps_other(changed: dict[str, Any]) -> dict[str, Any]:
     first = changed["decisions"][0]
-    other = next(
+    found: dict[str, Any] = next(
         c
         for c in changed["candidates"]
         if (c["stage"], c["step"]) == (first["stage"], first["step"])
         and c["id"] != first["winner"]
         and c.get("cost_vs_winner")
     )
+    return found
+
+
+def far_off(result: dict[str, Any], ratio: float) -> TuneResult:
+    """The example with one candidate of the first step costing `ratio` times the winner's."""
+    changed = copy.deepcopy(result)
+    other = _first_steps_other(changed)
     other["cost_vs_winner"] = {"median": ratio, "ci95": [ratio * 0.9, ratio * 1.1], "n": 20}
     return typed(changed)
 
@@ -158,3 +173,21 @@ def test_ratio_ticks_stay_apart_on_any_axis(ratio: float) -> None:
     assert_apart(tick_labels(axes, "x"))
     ticks = figure_scales.ratio_ticks(axes.get_xlim())
     assert 1.0 in ticks and len(ticks) >= 2
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [(0.26, 3.9), (0.26, 1.0), (1.0, 3.9), (0.5, 2.0), (0.9, 1.6), (0.3, 0.31), (1.9, 3.8)],
+)
+def test_the_decision_trails_tick_labels_stay_apart_on_a_wide_axis(low: float, high: float) -> None:
+    """The recorded result with a candidate spanning up to the whole axis the figure allows
+    (OFF_SCALE either side): every x tick label, as rendered, clear of the others, 1x among
+    them, and the axis reaching the candidate's interval."""
+    axes = drawn(figures.forest_figure(figure_data.forest(widened(RESULT_DOC, low, high))))
+    labels = tick_labels(axes, "x")
+    assert_apart(labels)
+    assert len(labels) >= 3
+    shown = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    assert figure_scales.ratio_label(1.0) in shown
+    left, right = axes.get_xlim()
+    assert left <= low and high <= right
