@@ -5,6 +5,7 @@ version cannot read is refused with one message naming the file and why."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from caveat_results import every_result
 from test_figure_data import BENCH_DOC, RESULT_DOC
 
 from hspc_gen.model.bench_file import load_bench, read_bench
+from hspc_gen.model.pool import PoolChoice, PoolTuning
 from hspc_gen.model.result_file import SCHEMA_VERSION, UnreadableError, load_result, read_result
 from hspc_gen.reports.bench import document as bench_document
 from hspc_gen.reports.caveats import caveats
@@ -82,3 +84,14 @@ def test_a_broken_document_is_refused_naming_the_file(tmp_path: Path) -> None:
         read_result(path)
     with pytest.raises(UnreadableError, match=r"not an hspc-bench\.json this hspc-gen reads"):
         load_bench({**BENCH_DOC, "rows": [{"id": "x"}]})
+
+
+def test_the_pools_parameters_come_back_whole() -> None:
+    names = ("min_consumers", "max_consumers", "start_consumers", "interval_ns", "grow_wait_ns")
+    choices = {
+        name: PoolChoice(i, f"why {name}") for i, name in enumerate((*names, "grow_intervals"))
+    }
+    pool = PoolTuning(**choices, basis="partly measured")
+    result = dataclasses.replace(load_result(RESULT_DOC).result, pool=pool)
+    written = json.loads(json.dumps(document(result)))
+    assert load_result(written).result.pool == pool
