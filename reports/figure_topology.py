@@ -1,12 +1,13 @@
 """The report's picture of the host's CPU pairs, as plain data (see figure_data.py): the round
-trip of every measured pair as a heat map, from the `topology` of the result's host."""
+trip of every measured pair as a heat map, from the topology the result's host carries (read by
+the model's reader of the host document)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hspc_gen.reports.figure_data import Doc
+from hspc_gen.model.result import TuneResult
+from hspc_gen.model.topology_file import measured_topology
 
 TITLE = "How the CPUs talk: one cache line's round trip between each pair, ns"
 
@@ -21,24 +22,21 @@ class Heatmap:
     empty: str = ""
 
 
-def topology(result: Doc) -> Heatmap:
-    measured = (result.get("host") or {}).get("topology") or {}
-    matrix = measured.get("matrix") or {}
-    rows: Sequence[Sequence[object]] = matrix.get("pairs") or ()
-    if not rows:
-        why = measured.get("note") or "the CPU pairs were not measured in this run"
+def topology(result: TuneResult) -> Heatmap:
+    outcome = measured_topology(result.run.host)
+    found = outcome.topology if outcome is not None else None
+    if outcome is None or found is None or not found.matrix.pairs:
+        why = (outcome.note if outcome else "") or "the CPU pairs were not measured in this run"
         return Heatmap(TITLE, (), (), (), empty=why)
-    cpus = tuple(int(c) for c in matrix["cpus"])
-    index = {cpu: i for i, cpu in enumerate(cpus)}
-    columns = list(matrix["columns"])
-    a_at, b_at, trip_at = columns.index("a"), columns.index("b"), columns.index("round_trip_ns")
-    grid: list[list[float | None]] = [[None] * len(cpus) for _ in cpus]
-    for row in rows:
-        i, j = index[int(str(row[a_at]))], index[int(str(row[b_at]))]
-        grid[i][j] = grid[j][i] = float(str(row[trip_at]))
-    classes = tuple((str(c["name"]), float(c["round_trip_ns"])) for c in measured["classes"])
-    every = len(cpus) * (len(cpus) - 1) // 2
-    disagreements = len(measured.get("disagreements") or ())
+    matrix = found.matrix
+    index = {cpu: i for i, cpu in enumerate(matrix.cpus)}
+    grid: list[list[float | None]] = [[None] * len(matrix.cpus) for _ in matrix.cpus]
+    for pair in matrix.pairs:
+        i, j = index[pair.a], index[pair.b]
+        grid[i][j] = grid[j][i] = pair.round_trip_ns
+    classes = tuple((c.name, c.round_trip_ns) for c in found.classes)
+    every = len(matrix.cpus) * (len(matrix.cpus) - 1) // 2
+    disagreements = len(found.disagreements)
     said = f"{disagreements} disagreement(s) with sysfs" if disagreements else "sysfs agrees"
-    note = f"{measured.get('status')}: {len(rows)} of {every} pairs measured; {said}"
-    return Heatmap(TITLE, cpus, tuple(tuple(r) for r in grid), classes, note)
+    note = f"{outcome.status}: {len(matrix.pairs)} of {every} pairs measured; {said}"
+    return Heatmap(TITLE, matrix.cpus, tuple(tuple(r) for r in grid), classes, note)

@@ -1,19 +1,23 @@
 """hspc-report.html and its figures: one self-contained page (the figures inline as PNG data, no
 network), and the same figures as PNG files beside hspc-summary.md for a repository page to show.
 
-Drawn from the documents a run leaves (see figure_data.py), so `hspc-gen bench` redraws the page
-with its peer table once it has run.
+Drawn from the documents a run leaves, as the model's loaders read them (see figure_data.py), so
+`hspc-gen bench` redraws the page with its peer table once it has run.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from hspc_gen.model.bench import BenchReport
+from hspc_gen.model.caveat import Caveat
+from hspc_gen.model.result import TuneResult
+from hspc_gen.model.result_file import ResultFile
 from hspc_gen.reports import figure_data, figure_threads, figure_topology, figures
-from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE, Doc
+from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
 from hspc_gen.reports.wording import (
     TRAIL_COLUMNS,
     duration,
@@ -34,7 +38,7 @@ class Panel:
     draw: Callable[[], bytes]
 
 
-def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
+def panels(result: TuneResult, bench: BenchReport | None) -> tuple[Panel, ...]:
     drawn = (
         (ROADMAP, lambda: figures.bars(figure_data.roadmap(result))),
         (_curves_caption(result), lambda: figures.curves(figure_data.curves(result))),
@@ -52,14 +56,10 @@ def panels(result: Doc, bench: Doc | None) -> tuple[Panel, ...]:
     )
 
 
-def _curves_caption(result: Doc) -> str:
+def _curves_caption(result: TuneResult) -> str:
     """The buffer figure's caption, naming what its lines are as drawn: a line per primitive,
     or per buffer count where the step measured one primitive (Stage One's)."""
-    try:
-        lines_are = figure_data.curves(result).lines_are or "primitive"
-    except Exception:  # a document the figure cannot read: the figure says so itself
-        lines_are = "primitive"
-    return CURVES.format(lines_are=lines_are)
+    return CURVES.format(lines_are=figure_data.curves(result).lines_are or "primitive")
 
 
 ROADMAP = (
@@ -94,17 +94,17 @@ PEERS = (
 )
 
 
-def files(result: Doc, bench: Doc | None) -> dict[str, bytes]:
+def files(loaded: ResultFile, bench: BenchReport | None) -> dict[str, bytes]:
     """Every file of the report by name: the PNGs and the page that holds them."""
-    shown = panels(result, bench)
+    shown = panels(loaded.result, bench)
     drawn = {p.file: _drawn(p) for p in shown}
-    page = render(result, shown, drawn)
+    page = render(loaded, shown, drawn)
     return {**drawn, REPORT_FILE: page.encode()}
 
 
 def _drawn(panel: Panel) -> bytes:
-    """The panel's picture; one whose data or drawing fails (a document of another version, a
-    number matplotlib refuses) says so in words, and the run that wrote its header and result is
+    """The panel's picture; one whose drawing fails (a number matplotlib refuses) says so in
+    words, and the run that wrote its header and result is
     not undone by a figure (failures are data)."""
     try:
         return panel.draw()
@@ -121,36 +121,28 @@ def _figure_html(panel: Panel, image: bytes) -> str:
     )
 
 
-def _winner_html(result: Doc) -> str:
-    winner = result.get("winner") or {}
-    params = winner.get("params") or {}
+def _winner_html(result: TuneResult) -> str:
+    params = result.winner.as_dict()
     rows = [(str(k), param_value(str(k), v)) for k, v in sorted(params.items())]
-    if winner.get("placement"):
-        cpus = (params.get("producer_cpu"), params.get("consumer_cpu"))
-        measured = (
-            (p.get("producer_cpu"), p.get("consumer_cpu"))
-            for p in ((c.get("params") or {}) for c in result.get("candidates") or ())
-        )
+    search = result.search
+    if search is not None and search.placement:
+        cpus = (params["producer_cpu"], params["consumer_cpu"])
+        measured = ((c.params.producer_cpu, c.params.consumer_cpu) for c in search.candidates)
         raced = placement_raced(cpus, measured)
-        rows.append(("placement", placement(str(winner["placement"]), *cpus, raced=raced)))
+        rows.append(("placement", placement(search.placement, *cpus, raced=raced)))
     cells = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f"<table><caption>the chosen channel</caption>{cells}</table>\n"
 
 
-def _caveats_html(result: Doc) -> str:
+def _caveats_html(said: Sequence[Caveat] | None) -> str:
     """The caveats the result carries: the summary's notes, word for word."""
-    said = result.get("caveats")
     if said is None:
         items = [
             ("note", "This result does not list its caveats (an older hspc-gen wrote it): the"
              " hspc-summary.md written with it has them.")
         ]  # fmt: skip
     else:
-        items = [
-            (str(c.get("kind", "note")), str(c.get("text", "")))
-            for c in said
-            if isinstance(c, Mapping)
-        ]
+        items = [(str(c.kind), c.text) for c in said]
     if not items:
         return ""
     listed = "".join(
@@ -159,9 +151,9 @@ def _caveats_html(result: Doc) -> str:
     return f'<section id="caveats"><h2>Caveats</h2><ul>{listed}</ul></section>\n'
 
 
-def _trail_html(result: Doc) -> str:
+def _trail_html(result: TuneResult) -> str:
     """The per-step table, cell for cell the summary's."""
-    decisions = result.get("decisions") or ()
+    decisions = result.search.trail if result.search is not None else ()
     if not decisions:
         return ""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in TRAIL_COLUMNS)
@@ -175,22 +167,27 @@ def _trail_html(result: Doc) -> str:
     )
 
 
-def render(result: Doc, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -> str:
-    target = result.get("target") or {}
-    host = result.get("host") or {}
-    title = f"hspc-gen report: {target.get('name', '?')}"
-    facts = (
-        f"{target.get('event_bytes', '?')}-byte events, objective {target.get('objective', '?')};"
-        f" host {host.get('model_name', '?')} ({len(host.get('logical_cpus') or ())} CPUs,"
-        f" fingerprint {result.get('fingerprint', '?')}); effort {result.get('effort', '?')},"
-        f" {duration(result)}; hspc-gen {result.get('tool', {}).get('version')}"
+def _facts(result: TuneResult) -> str:
+    run = result.run
+    cpus = run.host.get("logical_cpus")
+    count = len(cpus) if isinstance(cpus, list) else 0
+    return (
+        f"{run.event_bytes}-byte events, objective {run.objective};"
+        f" host {run.host_model or '?'} ({count} CPUs,"
+        f" fingerprint {run.fingerprint}); effort {run.effort},"
+        f" {duration(result)}; hspc-gen {run.tool_version}"
     )
+
+
+def render(loaded: ResultFile, shown: tuple[Panel, ...], images: Mapping[str, bytes]) -> str:
+    result = loaded.result
+    title = f"hspc-gen report: {result.run.target}"
     body = "".join(_figure_html(p, images[p.file]) for p in shown)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>"
-        f"<h1>{html.escape(title)}</h1><p>{html.escape(facts)}</p>\n"
-        f"{_caveats_html(result)}{_winner_html(result)}{_trail_html(result)}{body}"
+        f"<h1>{html.escape(title)}</h1><p>{html.escape(_facts(result))}</p>\n"
+        f"{_caveats_html(loaded.caveats)}{_winner_html(result)}{_trail_html(result)}{body}"
         "</body></html>\n"
     )
 

@@ -4,7 +4,6 @@ people; nothing is computed."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -21,6 +20,7 @@ from hspc_gen.model.result import (
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.threads import advice_json
+from hspc_gen.reports.wording import number
 
 RESULT_SCHEMA_VERSION = 3
 """2: decisions name exclusions by status only; a failed thread search gives its status.
@@ -140,12 +140,6 @@ def _bound(confirmed: Confirmed) -> dict[str, Any] | None:
         "p99_wait_ns": figure(p99),
         "kept": p99 is not None and p99.median <= confirmed.latency_bound_ns,
     }
-
-
-def number(x: float | None) -> float | None:
-    if x is None or math.isnan(x) or math.isinf(x):
-        return None
-    return float(f"{x:.6g}")
 
 
 def rate(summary: Summary | None) -> dict[str, Any] | None:

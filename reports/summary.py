@@ -10,7 +10,6 @@ from hspc_gen.model import ChannelParams, Figure, HostTimings
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
-from hspc_gen.reports import result as result_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
@@ -174,7 +173,7 @@ def _latency_line(bound_ns: float, p99: Figure | None) -> str:
 def _trail(search: SearchResult) -> list[str]:
     """The per-step table, cell for cell the HTML page's (both from the result's steps)."""
     lines = [f"| {' | '.join(TRAIL_COLUMNS)} |", f"|{'---|' * len(TRAIL_COLUMNS)}"]
-    lines += [f"| {' | '.join(trail_row(result_report.step(s)))} |" for s in search.trail]
+    lines += [f"| {' | '.join(trail_row(s))} |" for s in search.trail]
     return lines
 
 

@@ -1,12 +1,14 @@
 """Words the summary, the HTML page and the figures share, so that they say a thing alike: a
 parameter's value (a CPU of -1 is "unpinned", not a number), the per-step table's columns and
-cells (from a step as hspc-result.json holds it), and what the run's duration was."""
+cells (from a step, its figures as hspc-result.json rounds them), and what the run's duration
+was."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
+
+from hspc_gen.model.result import Step, TuneResult
 
 UNPINNED = -1  # ChannelParams' CPU when the scheduler places the thread
 CPU_PARAMS = ("producer_cpu", "consumer_cpu")
@@ -31,35 +33,43 @@ TRAIL_COLUMNS = (
 )
 
 
-def _share(value: Any) -> str:
-    return f"{value:.1%}" if isinstance(value, int | float) and math.isfinite(value) else "—"
+def number(x: float | None) -> float | None:
+    """A figure as the documents hold it: 6 significant digits, None where it is not finite."""
+    if x is None or math.isnan(x) or math.isinf(x):
+        return None
+    return float(f"{x:.6g}")
 
 
-def trail_row(step: Mapping[str, Any]) -> tuple[str, ...]:
-    """One row of the per-step table, from a step of hspc-result.json's `decisions`."""
-    rounds = step.get("rounds", "?")
-    planned, disturbed = step.get("planned_rounds", rounds), step.get("disturbed_samples")
+def _share(value: float) -> str:
+    shown = number(value)
+    return "—" if shown is None else f"{shown:.1%}"
+
+
+def trail_row(step: Step) -> tuple[str, ...]:
+    """One row of the per-step table, its figures rounded as in hspc-result.json's `decisions`
+    (so the summary, from the run's result, and the page, from the file, say the same)."""
+    disturbed = number(step.disturbed)
     return (
-        str(step.get("stage", "?")),
-        str(step.get("step", "?")),
-        f"{step.get('screened', '?')} of {step.get('proposed', '?')}",
-        f"{rounds} of {planned}" if step.get("cut") else f"{rounds}",
-        _share(step.get("margin")),
-        _share(step.get("host_noise")),
-        f"{disturbed:.0%}" if isinstance(disturbed, int | float) else "—",
-        str(step.get("winner") or "none"),
+        step.stage,
+        step.step,
+        f"{step.screened} of {step.proposed}",
+        f"{step.rounds} of {step.planned_rounds}" if step.cut else f"{step.rounds}",
+        _share(step.margin),
+        _share(step.host_noise),
+        "—" if disturbed is None else f"{disturbed:.0%}",
+        str(step.winner or "none"),
     )
 
 
-def duration(result: Mapping[str, Any]) -> str:
+def duration(result: TuneResult) -> str:
     """What the run's elapsed time was: a search's, or a replay's of recorded measurements (a
     replay measures nothing, so its seconds say nothing of what the search took)."""
-    elapsed, budget = result.get("elapsed_seconds"), result.get("budget_seconds")
-    took = f"{elapsed:.3g} s" if isinstance(elapsed, int | float) else "? s"
-    of = f" of a {budget:g} s budget" if isinstance(budget, int | float) else ""
-    if not result.get("decisions"):
+    run, search = result.run, result.search
+    took = f"{round(run.elapsed_seconds, 3):.3g} s"
+    of = f" of a {run.budget_seconds:g} s budget"
+    if search is None or not search.trail:
         return f"took {took}{of}, measuring nothing"
-    cached, measured = result.get("cached_plans") or 0, result.get("measured_plans") or 0
+    cached, measured = search.cached_plans, search.measured_plans
     if cached and not measured:
         return f"replayed from the record store in {took} (nothing measured by this run)"
     if cached:

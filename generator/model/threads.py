@@ -102,6 +102,10 @@ class ThreadEvidence:
     rounds: int
     oversubscription: str | None = None  # why counts past the CPUs were searched; None: not
     resolution: float | None = None  # the step between counts the search resolved (0.044: 4.4%)
+    judged: frozenset[tuple[int, int]] | None = None
+    """The (producers, consumers) counts judged equally good when the evidence was read back
+    from a document: its intervals are rounded there, too coarse to judge again (None: judged
+    from the curve, as measured)."""
 
     @property
     def equally_good(self) -> tuple[CurvePoint, ...]:
@@ -109,6 +113,8 @@ class ThreadEvidence:
         best lies at or above 1 - tolerance (the test the recommendation passed: it is the one
         of them with the fewest threads). Several means the curve is flat there: any of them
         will do, and runs that differ by noise may recommend any of them."""
+        if self.judged is not None:
+            return tuple(p for p in self.curve if (p.producers, p.consumers) in self.judged)
         return tuple(p for p in self.curve if p.within(1.0 - self.tolerance))
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from test_cli import EXAMPLE, assert_one_clear_error, hspc_gen, listing, user_target
 
+from hspc_gen.model.bench_file import load_bench
+from hspc_gen.model.result_file import read_result
 from hspc_gen.reports import figure_threads, html
 from hspc_gen.search import contest
 
@@ -54,9 +56,9 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     assert rows["boost_spsc_bulk"]["speed_vs_reference"]["median"] > 0
     assert report["cxxflags"] == "-O2 -DNDEBUG" and report["missing"] == []
     # The report beside the result is redrawn with the bench's table in it.
-    result = json.loads((estimated / "hspc-result.json").read_text())
-    assert figure_threads.peers(result, report).bars
-    for name, content in html.files(result, report).items():
+    result, typed = read_result(estimated / "hspc-result.json"), load_bench(report)
+    assert figure_threads.peers(result.result, typed).bars
+    for name, content in html.files(result, typed).items():
         assert (estimated / name).read_bytes() == content, name
 
 

@@ -13,11 +13,18 @@ import pytest
 from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
 from test_cli import EXAMPLE, hspc_gen
 
+from hspc_gen.model.caveat import CaveatKind
 from hspc_gen.model.result import TuneResult
+from hspc_gen.model.result_file import ResultFile, load_result
 from hspc_gen.reports import figure_data, html
-from hspc_gen.reports.caveats import CaveatKind, caveats
+from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.result import document
 from hspc_gen.reports.summary import render
+
+
+def written(result: TuneResult) -> ResultFile:
+    """`result` as the report reads it: its hspc-result.json, through the model's loader."""
+    return load_result(json.loads(json.dumps(document(result))))
 
 
 def summary_notes(result: TuneResult) -> list[str]:
@@ -71,7 +78,7 @@ def test_a_replay_says_its_seconds_are_the_replays(tmp_path: Path) -> None:
     assert result.search is not None and result.search.measured_plans == 0
     said = [c.text for c in caveats(result) if c.kind is CaveatKind.replayed]
     assert said and "none measured: the 0.993 s this run took is the replay's" in said[0]
-    page = html.files(document(result), None)[figure_data.REPORT_FILE].decode()
+    page = html.files(written(result), None)[figure_data.REPORT_FILE].decode()
     assert "replayed from the record store in 0.993 s (nothing measured by this run)" in page
     assert "Not confirmed: the budget ran out before the winner was measured again" in page
 
@@ -85,7 +92,7 @@ def test_unpinned_cpus_are_named_so_in_the_summary_and_the_page() -> None:
     text = render(result)
     assert "| producer_cpu | unpinned |" in text and "| -1 |" not in text
     assert "Placement: unpinned (the scheduler places the threads)." in text
-    page = html.files(document(result), None)[figure_data.REPORT_FILE].decode()
+    page = html.files(written(result), None)[figure_data.REPORT_FILE].decode()
     assert "<th>producer_cpu</th><td>unpinned</td>" in page and "<td>-1</td>" not in page
     assert "<th>placement</th><td>unpinned (the scheduler places the threads)</td>" in page
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from browser import open_page
 
+from hspc_gen.model.result_file import load_result
 from hspc_gen.reports import figure_data, html
 from hspc_gen.search.tune import CALIBRATION_ROUND
 
@@ -101,9 +102,10 @@ def test_the_report_draws_the_runs_own_numbers_and_opens_whole_in_chromium(
 ) -> None:
     work, cold, _ = runs
     out = work / "cold"
-    drawn = html.files(cold, None)  # what this run's result document draws, byte for byte
+    loaded = load_result(cold)
+    drawn = html.files(loaded, None)  # what this run's result document draws, byte for byte
     assert {name: (out / name).read_bytes() for name in drawn} == drawn
-    roadmap = [b for panel in figure_data.roadmap(cold) for b in panel.bars]
+    roadmap = [b for panel in figure_data.roadmap(loaded.result) for b in panel.bars]
     assert any(b.kind == "step" for b in roadmap)  # the run measured: its steps are drawn
     opened = open_page(out / figure_data.REPORT_FILE, "example-report.png")
     assert opened.console == ()

@@ -16,8 +16,9 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
-from test_figure_data import RESULT
+from test_figure_data import RESULT, RESULT_DOC, typed
 
+from hspc_gen.model.result import TuneResult
 from hspc_gen.reports import figure_data, figure_scales, figure_threads, figures
 from hspc_gen.reports.figure_data import Curves, Forest
 
@@ -49,7 +50,7 @@ def assert_apart(boxes: list[Bbox]) -> None:
         assert not a.overlaps(b), (a, b)
 
 
-def with_optimal(result: dict[str, Any], factor: float) -> dict[str, Any]:
+def with_optimal(result: dict[str, Any], factor: float) -> TuneResult:
     """The example with the sweep step's Optimal line `factor` times as high (a producer whose
     work alone runs far faster than any channel can carry its events)."""
     changed = copy.deepcopy(result)
@@ -59,7 +60,7 @@ def with_optimal(result: dict[str, Any], factor: float) -> dict[str, Any]:
             rate = optimal["events_per_second"]
             rate["median"] *= factor
             rate["ci95"] = [x * factor for x in rate["ci95"]]
-    return changed
+    return typed(changed)
 
 
 def points(data: Curves) -> tuple[float, float]:
@@ -70,7 +71,7 @@ def points(data: Curves) -> tuple[float, float]:
 
 
 def test_the_buffer_figure_fits_its_points_and_names_a_far_optimal_off_the_scale() -> None:
-    data = figure_data.curves(with_optimal(RESULT, 4.0))
+    data = figure_data.curves(with_optimal(RESULT_DOC, 4.0))
     optimal = next(lv for lv in data.levels if lv.label.startswith("Optimal"))
     axes = drawn(figures.curves_figure(data))
     low, high = points(data)
@@ -105,19 +106,34 @@ def test_no_line_runs_through_a_legend_and_no_tick_labels_overlap(draw: str) -> 
     assert_apart(tick_labels(axes, "y"))
 
 
-def far_off(result: dict[str, Any], ratio: float) -> dict[str, Any]:
-    """The example with one candidate of the first step costing `ratio` times the winner's."""
+def widened(result: dict[str, Any], low: float, high: float) -> TuneResult:
+    """The example with one candidate of the first step measured from `low` to `high` times the
+    winner's cost (its median between): the ratio axis spans that range."""
     changed = copy.deepcopy(result)
+    other = _first_steps_other(changed)
+    median = math.sqrt(low * high)
+    other["cost_vs_winner"] = {"median": median, "ci95": [low, high], "n": 20}
+    return typed(changed)
+
+
+def _first_steps_other(changed: dict[str, Any]) -> dict[str, Any]:
     first = changed["decisions"][0]
-    other = next(
+    found: dict[str, Any] = next(
         c
         for c in changed["candidates"]
         if (c["stage"], c["step"]) == (first["stage"], first["step"])
         and c["id"] != first["winner"]
         and c.get("cost_vs_winner")
     )
+    return found
+
+
+def far_off(result: dict[str, Any], ratio: float) -> TuneResult:
+    """The example with one candidate of the first step costing `ratio` times the winner's."""
+    changed = copy.deepcopy(result)
+    other = _first_steps_other(changed)
     other["cost_vs_winner"] = {"median": ratio, "ci95": [ratio * 0.9, ratio * 1.1], "n": 20}
-    return changed
+    return typed(changed)
 
 
 def spread(data: Forest) -> tuple[float, float]:
@@ -140,7 +156,7 @@ def test_the_decision_trails_axis_fits_the_rows_and_margins() -> None:
 
 
 def test_a_far_off_candidate_is_written_at_the_edge_not_stretching_the_axis() -> None:
-    data = figure_data.forest(far_off(RESULT, 100.0))
+    data = figure_data.forest(far_off(RESULT_DOC, 100.0))
     axes = drawn(figures.forest_figure(data))
     left, right = axes.get_xlim()
     near = figure_data.forest(RESULT)  # the same rows but the far one: the same axis
@@ -152,8 +168,26 @@ def test_a_far_off_candidate_is_written_at_the_edge_not_stretching_the_axis() ->
 
 @pytest.mark.parametrize("ratio", [0.2, 0.3, 1.04, 3.0, 5.0, 100.0])
 def test_ratio_ticks_stay_apart_on_any_axis(ratio: float) -> None:
-    data = figure_data.forest(far_off(RESULT, ratio))
+    data = figure_data.forest(far_off(RESULT_DOC, ratio))
     axes = drawn(figures.forest_figure(data))
     assert_apart(tick_labels(axes, "x"))
     ticks = figure_scales.ratio_ticks(axes.get_xlim())
     assert 1.0 in ticks and len(ticks) >= 2
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [(0.26, 3.9), (0.26, 1.0), (1.0, 3.9), (0.5, 2.0), (0.9, 1.6), (0.3, 0.31), (1.9, 3.8)],
+)
+def test_the_decision_trails_tick_labels_stay_apart_on_a_wide_axis(low: float, high: float) -> None:
+    """The recorded result with a candidate spanning up to the whole axis the figure allows
+    (OFF_SCALE either side): every x tick label, as rendered, clear of the others, 1x among
+    them, and the axis reaching the candidate's interval."""
+    axes = drawn(figures.forest_figure(figure_data.forest(widened(RESULT_DOC, low, high))))
+    labels = tick_labels(axes, "x")
+    assert_apart(labels)
+    assert len(labels) >= 3
+    shown = [t.get_text() for t in axes.get_xticklabels() if t.get_text()]
+    assert figure_scales.ratio_label(1.0) in shown
+    left, right = axes.get_xlim()
+    assert left <= low and high <= right

@@ -4,6 +4,9 @@ decoded; the screenshot is kept in build/test-artifacts/)."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import re
 from pathlib import Path
 
@@ -11,8 +14,10 @@ import pytest
 from browser import open_page, open_pages
 from caveat_results import every_result
 from test_caveats import summary_notes
-from test_figure_data import BENCH, RESULT
+from test_figure_data import BENCH, LOADED, RESULT, RESULT_DOC, typed
 
+from hspc_gen.model.result_file import load_result
+from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.reports import figure_data, html
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
@@ -21,7 +26,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_report_holds_every_figure_inline_and_beside_it() -> None:
-    files = html.files(RESULT, BENCH)
+    files = html.files(LOADED, BENCH)
     assert set(files) == {*figure_data.FIGURES, figure_data.REPORT_FILE}
     page = files[figure_data.REPORT_FILE].decode()
     for name in figure_data.FIGURES:
@@ -33,18 +38,19 @@ def test_the_report_holds_every_figure_inline_and_beside_it() -> None:
 
 
 def test_the_same_documents_give_the_same_bytes() -> None:
-    assert html.files(RESULT, BENCH) == html.files(RESULT, BENCH)
+    assert html.files(LOADED, BENCH) == html.files(LOADED, BENCH)
 
 
 def test_text_from_the_documents_is_escaped() -> None:
-    hostile = {**RESULT, "target": {**RESULT["target"], "name": "<script>alert(1)</script>"}}
+    name = "<script>alert(1)</script>"
+    hostile = load_result({**RESULT_DOC, "target": {**RESULT_DOC["target"], "name": name}})
     page = html.files(hostile, None)[figure_data.REPORT_FILE].decode()
     assert "<script>" not in page and "&lt;script&gt;" in page
 
 
 @pytest.mark.slow
 def test_chromium_renders_the_report_whole(tmp_path: Path) -> None:
-    for name, content in html.files(RESULT, BENCH).items():
+    for name, content in html.files(LOADED, BENCH).items():
         (tmp_path / name).write_bytes(content)
     opened = open_page(tmp_path / figure_data.REPORT_FILE, "recorded-report.png")
     assert opened.console == ()
@@ -54,12 +60,15 @@ def test_chromium_renders_the_report_whole(tmp_path: Path) -> None:
 
 
 def test_a_figure_that_cannot_be_drawn_says_so_and_the_others_are_drawn() -> None:
-    broken = {**RESULT, "recommendation": {"producers": 1, "consumers": 1, "evidence": {"curve": [
-        {"producers": 1, "consumers": 1, "threads": 2, "placement": "unpinned",
-         "events_per_s": "not a number", "ci95": None}]}}}  # fmt: skip
+    measured = RESULT.threads
+    assert isinstance(measured, ThreadAdvice) and measured.evidence is not None
+    endless = tuple(dataclasses.replace(p, events_per_s=math.inf) for p in measured.evidence.curve)
+    evidence = dataclasses.replace(measured.evidence, curve=endless)  # matplotlib refuses inf
+    advice = dataclasses.replace(measured, evidence=evidence)
+    broken = dataclasses.replace(LOADED, result=dataclasses.replace(RESULT, threads=advice))
     files = html.files(broken, BENCH)
     assert all(files[name].startswith(PNG_SIGNATURE) for name in figure_data.FIGURES)
-    assert files["hspc-threads.png"] != html.files(RESULT, BENCH)["hspc-threads.png"]
+    assert files["hspc-threads.png"] != html.files(LOADED, BENCH)["hspc-threads.png"]
 
 
 def trail_rows(summary: str) -> list[list[str]]:
@@ -85,7 +94,8 @@ def test_the_page_states_every_caveat_and_step_the_summary_states(tmp_path: Path
     results = every_result(tmp_path / "results")
     for name, result in results.items():
         (tmp_path / name).mkdir()
-        for file, content in html.files(result_document(result), None).items():
+        written = load_result(json.loads(json.dumps(result_document(result))))
+        for file, content in html.files(written, None).items():
             (tmp_path / name / file).write_bytes(content)
     pages = [(tmp_path / name / figure_data.REPORT_FILE, f"caveats-{name}.png") for name in results]
     for (name, result), opened in zip(results.items(), open_pages(pages), strict=True):
@@ -104,14 +114,15 @@ def test_the_page_states_every_caveat_and_step_the_summary_states(tmp_path: Path
 def test_the_buffer_caption_names_what_a_line_is_as_drawn() -> None:
     by_primitive = html.panels(RESULT, None)[1]
     assert "one line per primitive;" in by_primitive.explains
-    stage_one = {**RESULT, "candidates": [c for c in RESULT["candidates"] if c["stage"] == "one"]}
+    one = [c for c in RESULT_DOC["candidates"] if c["stage"] == "one"]
+    stage_one = typed({**RESULT_DOC, "candidates": one})
     assert {s.label.split(", ")[0] for s in figure_data.curves(stage_one).series} == {"futex"}
     by_count = html.panels(stage_one, None)[1]
     assert "one line per buffer count (of the one primitive measured);" in by_count.explains
 
 
 def test_a_result_older_than_its_caveats_sends_the_reader_to_its_summary() -> None:
-    assert "caveats" not in RESULT  # the recorded example predates them
-    page = html.files(RESULT, BENCH)[figure_data.REPORT_FILE].decode()
+    assert "caveats" not in RESULT_DOC and LOADED.caveats is None  # the example predates them
+    page = html.files(LOADED, BENCH)[figure_data.REPORT_FILE].decode()
     assert "This result does not list its caveats" in page and "hspc-summary.md" in page
     assert '<table id="trail">' in page and "<td>8.3%</td>" in page  # its steps, all the same

@@ -8,6 +8,7 @@ that rule, the two runs of issue 24 item 2 among them."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from test_summary import RUN, WINNER, searched
 from hspc_gen.host import read_host
 from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
+from hspc_gen.model.result_file import load_result
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import (
     SHOWN_ROUNDS,
@@ -137,13 +139,14 @@ def printed_lists(found: ThreadAdvice, points: tuple[SweepPoint, ...] = ()) -> d
     result = TuneResult(RUN, WINNER, searched(), found)
     document = result_report.document(result)
     evidence = document["recommendation"]["evidence"]
-    figure = threads_figure(document)
+    loaded = load_result(json.loads(json.dumps(document))).result  # as the report reads it
+    figure = threads_figure(loaded)
     summary = summary_report.render(result)
     flat = [line for line in summary.splitlines() if line.startswith("Threads equally good")]
     listed = threads_report.render(ThreadsReport("t", "fp", WINNER, found, points))
     said = [line for line in listed.splitlines() if line.startswith("- equally good")]
     assert len(flat) == 1 and len(said) == 1, (summary, listed)
-    page = _caption(document)
+    page = _caption(loaded)
     return {
         "report": _said(page.partition("Equally good, producers+consumers: ")[2].partition(".")[0]),
         "json": frozenset((g["producers"], g["consumers"]) for g in evidence["equally_good"]),
@@ -153,11 +156,11 @@ def printed_lists(found: ThreadAdvice, points: tuple[SweepPoint, ...] = ()) -> d
     }
 
 
-def _caption(document: dict[str, object]) -> str:
+def _caption(result: TuneResult) -> str:
     """The words the report's page puts beside its thread figure."""
     return next(
         p.explains
-        for p in html_report.panels(document, None)
+        for p in html_report.panels(result, None)
         if p.explains.startswith(html_report.THREADS)
     )
 
@@ -199,7 +202,7 @@ def assert_past_the_cpus_is_explained(found: ThreadAdvice, points: tuple[SweepPo
     listed = threads_report.render(ThreadsReport("t", "fp", WINNER, found, points))
     result = TuneResult(RUN, WINNER, searched(), found)
     summary = summary_report.render(result)
-    page = _caption(result_report.document(result))
+    page = _caption(load_result(json.loads(json.dumps(result_report.document(result)))).result)
     for text in (listed, summary, page.replace(". ", ".\n")):
         (line,) = [x for x in text.splitlines() if "more threads than cpus" in x.lower()]
         assert (
