@@ -57,7 +57,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     )
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
-        report = measure(contest, wiring.cache_dir(cache) / "bench", show)
+        report = measure(contest, wiring.cache_dir(cache) / "bench", show, store)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
     redraw(folder, source)
     return report

@@ -27,6 +27,7 @@ from hspc_gen.model import (
 from hspc_gen.model.result import RunInfo
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.topology import TopologyOutcome
+from hspc_gen.search import migrate
 from hspc_gen.search.measure import calibrate, load, preflight
 from hspc_gen.search.measure import topology as measured_topology
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
@@ -136,12 +137,12 @@ def space_for(
     return space.narrowed(fixed)
 
 
-def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated:
-    """What waiting costs on this host: measured (once per host, then cached) when the run
-    measures anyway, else whatever an earlier run cached."""
+def host_timings(store: RecordStore, cache: Path | None, *, measure: bool) -> Calibrated:
+    """What waiting costs on this host: measured (once per host, then kept in its record store)
+    when the run measures anyway, else whatever an earlier run recorded."""
     if measure:
-        return calibrate.calibrate(cache_dir(cache), host.fingerprint, preflight.compiler())
-    return calibrate.cached(cache_dir(cache), host.fingerprint)
+        return calibrate.calibrate(store, cache_dir(cache), preflight.compiler())
+    return calibrate.cached(store)
 
 
 def host_topology(
@@ -174,11 +175,10 @@ def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, obj
     return document
 
 
-def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
+def user_code(target: Target, store: RecordStore) -> UserCode | None:
     """The user's own code checked alone and its cost per event: measured once per host and
-    code, then cached (None when the workload has no code of the user's)."""
-    workload, event_bytes = target.workload, target.event.size
-    return preflight.checked(workload, event_bytes, cache_dir(cache), host.fingerprint)
+    code, then kept in its record store (None when the workload has no code of the user's)."""
+    return preflight.checked(target.workload, target.event.size, store)
 
 
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
@@ -302,7 +302,10 @@ def channel_bound_ns(target: Target) -> int:
 
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:
-    return RecordStore(cache_dir(cache) / RECORDS_FOLDER, host.fingerprint)
+    """The host's record store, with what the previous version kept beside it taken in."""
+    store = RecordStore(cache_dir(cache) / RECORDS_FOLDER, host.fingerprint)
+    migrate.adopt(cache_dir(cache), store)
+    return store
 
 
 def thread_inputs(target: Target, host: Host) -> ThreadInputs:
