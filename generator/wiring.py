@@ -37,7 +37,6 @@ from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.placements import HostShape
 from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import Space
-from hspc_gen.search.store import FOLDER as RECORDS_FOLDER
 from hspc_gen.search.store import RecordStore
 from hspc_gen.search.threads.capacity import TopologyShape
 from hspc_gen.search.threads.session import ThreadInputs
@@ -303,9 +302,7 @@ def channel_bound_ns(target: Target) -> int:
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:
     """The host's record store, with what the previous version kept beside it taken in."""
-    store = RecordStore(cache_dir(cache) / RECORDS_FOLDER, host.fingerprint)
-    migrate.adopt(cache_dir(cache), store)
-    return store
+    return migrate.opened(cache_dir(cache), host.fingerprint)
 
 
 def thread_inputs(target: Target, host: Host) -> ThreadInputs:

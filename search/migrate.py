@@ -27,7 +27,7 @@ from hspc_gen.search.entries import (
 )
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import SAFE_NAME, RecordStore
+from hspc_gen.search.store import FOLDER, SAFE_NAME, RecordStore
 
 HOST_FOLDER = "host"  # under the cache folder, where that version kept them
 CALIBRATION_PREFIX = "timings-"
@@ -113,6 +113,13 @@ def adopt(cache_dir: Path, store: RecordStore) -> int:
     for record in records:
         store.append(record)
     return len(records)
+
+
+def opened(cache_dir: Path, fingerprint: str) -> RecordStore:
+    """The record store of `fingerprint` in the cache, with its files of that version adopted."""
+    store = RecordStore(cache_dir / FOLDER, fingerprint)
+    adopt(cache_dir, store)
+    return store
 
 
 def wisdom_records(fingerprint: str, host_files: Mapping[str, Any]) -> tuple[int, list[HostRecord]]:
