@@ -150,3 +150,25 @@ def test_a_run_on_a_cache_of_the_previous_version_uses_its_calibration(
     assert timings["wake_ns"]["median"] == statistics.median(TIMINGS["wake_ns"])
     lines = (cache / "records" / f"{here}.jsonl").read_text().splitlines()
     assert [json.loads(line)["kind"] for line in lines] == ["calibration"]
+
+
+def test_the_command_imports_a_wisdom_file_of_format_1(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hspc_gen",
+            "wisdom",
+            "import",
+            "--cache",
+            tmp_path / "cache",
+            PREVIOUS / "previous.wisdom",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "(written by hspc-gen 0.1.0)" in done.stdout.splitlines()[0]
+    assert f"  {HOST}: 5 entries and 2 host record(s) added, 0 already here" in done.stdout
