@@ -62,13 +62,13 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     # Every round is in the host's record store: the same command again replays them, and
     # writes the same bytes without timing anything (no line appended).
     (store,) = (cache / "records").glob("*.jsonl")
-    lines = store.read_text().splitlines()
-    assert [json.loads(line)["round"] for line in lines] == [0, 1, 2, 3]
+    recorded = store.read_text().splitlines()
+    assert [json.loads(line)["round"] for line in recorded] == [0, 1, 2, 3]
     written = (estimated / "hspc-bench.json").read_bytes()
     again = bench("--target", EXAMPLE, "--out", estimated, "--rounds", "3", "--cache", cache)
     assert again.returncode == 0, again.stderr
     assert (estimated / "hspc-bench.json").read_bytes() == written
-    assert store.read_text().splitlines() == lines
+    assert store.read_text().splitlines() == recorded
 
 
 def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
