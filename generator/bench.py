@@ -47,7 +47,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     contest = _contest(target, host, params, header, (cxxflags, rounds))
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
-        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show)
+        report = search.contest(contest, wiring.cache_dir(cache) / "bench", show, store)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
     redraw(folder, source)
     return report

@@ -86,14 +86,14 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     estimated = wiring.estimated_threads(target, host)
     measuring = options.effort is not Effort.estimate
-    user_code = wiring.user_code(target, host, options.cache) if measuring else None
-    calibrated = wiring.host_timings(host, options.cache, measure=measuring)  # host: wait costs
+    store = wiring.record_store(host, options.cache)
+    user_code = wiring.user_code(target, store) if measuring else None
+    calibrated = wiring.host_timings(store, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     pool = adaptive.estimated_pool(target, host, start.buffer_bytes, estimated, calibrated.timings)
     bound = wiring.channel_bound_ns(target)
     header = HeaderWriter(out.header, target, host, options.command, estimated, bound, pool)
     header.write_start(start, measuring)  # the anytime result: improved as results come, final last
-    store = wiring.record_store(host, options.cache)
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
         pairs = wiring.host_topology(host, store, options.cache, measure=False)
         elapsed = time.monotonic() - started

@@ -138,10 +138,10 @@ def space_for(
     return space.narrowed(fixed)
 
 
-def host_timings(host: Host, cache: Path | None, *, measure: bool) -> Calibrated:
-    """What waiting costs on this host: measured (once per host, then cached) when the run
-    measures anyway, else whatever an earlier run cached."""
-    return search.host_timings(cache_dir(cache), host.fingerprint, measure=measure)
+def host_timings(store: RecordStore, cache: Path | None, *, measure: bool) -> Calibrated:
+    """What waiting costs on this host: measured (once per host, then kept in its record store)
+    when the run measures anyway, else whatever an earlier run recorded."""
+    return search.host_timings(store, cache_dir(cache), measure=measure)
 
 
 def host_topology(
@@ -173,11 +173,11 @@ def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, obj
     return document
 
 
-def user_code(target: Target, host: Host, cache: Path | None) -> UserCode | None:
+def user_code(target: Target, store: RecordStore) -> UserCode | None:
     """The user's own code checked alone and its cost per event: measured once per host and
-    code, then cached (None when the workload has no code of the user's)."""
+    code, then kept in its record store (None when the workload has no code of the user's)."""
     workload, event_bytes = target.workload.value(), target.event.size
-    return search.user_code(workload, event_bytes, cache_dir(cache), host.fingerprint)
+    return search.user_code(workload, event_bytes, store)
 
 
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:
@@ -271,6 +271,7 @@ def channel_bound_ns(target: Target) -> int:
 
 
 def record_store(host: Host, cache: Path | None) -> RecordStore:
+    """The host's record store, with what the previous version kept beside it taken in."""
     return search.open_store(cache_dir(cache), host.fingerprint)
 
 

@@ -22,11 +22,11 @@ def _host_line(report: WisdomReport, part: HostPart) -> str:
     name = part.fingerprint + (" (this host)" if part.fingerprint == report.this_host else "")
     if report.action is WisdomAction.export:
         return (
-            f"  {name}: {part.entries} record-store entries, {part.host_files} host record(s)"
+            f"  {name}: {part.entries} record-store entries, {part.host_records} host record(s)"
             " (calibration, the user's code's cost)"
         )
     said = [
-        f"{part.entries} entries and {part.host_files} host record(s) added",
+        f"{part.entries} entries and {part.host_records} host record(s) added",
         f"{part.present} already here",
     ]
     if part.conflicts:
@@ -40,7 +40,7 @@ def _replay_line(report: WisdomReport) -> str:
     part = report.part_of(report.this_host)
     if part is None:
         return f"nothing in it is for this host ({report.this_host}): kept for the hosts it names"
-    if part.entries + part.host_files + part.present == 0:
+    if part.entries + part.host_records + part.present == 0:
         return "nothing of it was taken for this host: this cache holds its own measurements"
     return (
         "this host replays it: the measuring host's command writes the same header here without"

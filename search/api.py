@@ -23,7 +23,7 @@ from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.model.topology import ProbeHost, TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import channel, findings, wisdom
+from hspc_gen.search import channel, findings, migrate, wisdom
 from hspc_gen.search import contest as bench_contest
 from hspc_gen.search.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.search.channel import Searched
@@ -39,7 +39,7 @@ from hspc_gen.search.records import params_from_dict
 from hspc_gen.search.space import Space
 from hspc_gen.search.stages import stages
 from hspc_gen.search.stats import MARGIN_FLOOR
-from hspc_gen.search.store import FOLDER, RecordStore, StoreBusyError, locked
+from hspc_gen.search.store import RecordStore, StoreBusyError, locked
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import session
 from hspc_gen.search.threads.pool import PoolInputs, pool_tuning
@@ -152,17 +152,21 @@ def compare(
     return findings.comparison(evaluation, named, settings.objective)
 
 
-def contest(what: Contest, cache_dir: Path, show: Callable[[str], None]) -> BenchReport:
+def contest(
+    what: Contest, cache_dir: Path, show: Callable[[str], None], store: RecordStore
+) -> BenchReport:
     """`hspc-gen bench`: the tuned header's project built with the user's flags and timed in
-    interleaved rounds beside the host's peer queues and the limit lines."""
-    return bench_contest.measure(what, cache_dir, show)
+    interleaved rounds beside the host's peer queues and the limit lines; rounds recorded in
+    `store` are replayed, the missing ones run and recorded."""
+    return bench_contest.measure(what, cache_dir, show, store)
 
 
-def host_timings(cache_dir: Path, fingerprint: str, *, measure: bool) -> Calibrated:
-    """What waiting costs on this host: measured once per host (when `measure`), then cached."""
+def host_timings(store: RecordStore, cache_dir: Path, *, measure: bool) -> Calibrated:
+    """What waiting costs on this host: measured once per host (when `measure`), then kept in
+    its record store."""
     if measure:
-        return calibrate.calibrate(cache_dir, fingerprint, preflight.compiler())
-    return calibrate.cached(cache_dir, fingerprint)
+        return calibrate.calibrate(store, cache_dir, preflight.compiler())
+    return calibrate.cached(store)
 
 
 def host_topology(
@@ -182,16 +186,16 @@ def host_topology(
     )
 
 
-def user_code(
-    workload: Workload, event_bytes: int, cache_dir: Path, fingerprint: str
-) -> UserCode | None:
-    """The user's own code checked alone and its cost per event (None: the workload has none)."""
-    return preflight.checked(workload, event_bytes, cache_dir, fingerprint)
+def user_code(workload: Workload, event_bytes: int, store: RecordStore) -> UserCode | None:
+    """The user's own code checked alone and its cost per event, measured once per host and
+    code, then kept in the record store (None: the workload has none)."""
+    return preflight.checked(workload, event_bytes, store)
 
 
 def open_store(cache_dir: Path, fingerprint: str) -> RecordStore:
-    """The record store under the cache: every measured fact of this host, replayed and appended."""
-    return RecordStore(cache_dir / FOLDER, fingerprint)
+    """The record store under the cache: every measured fact of this host, replayed and
+    appended, with what the previous version kept beside it taken in (once)."""
+    return migrate.opened(cache_dir, fingerprint)
 
 
 def export_wisdom(

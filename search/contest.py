@@ -11,10 +11,14 @@ A contender that does not compile (its translation unit is left out and the rest
 crashes or hangs (the executor names it and runs the rounds again without it) is a row with
 that status; only flags the compiler rejects, or a build nothing of can run, are the user's to
 fix (UserError).
+
+Every round is recorded in the host's record store (search.contest_rounds): a re-run with the
+same inputs replays the rounds recorded and runs only those it lacks.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,12 +30,13 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import stats
+from hspc_gen.search import contest_rounds, stats
 from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
 from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
-from hspc_gen.search.records import Sample
+from hspc_gen.search.records import RecordKey, Sample, candidate_id
+from hspc_gen.search.store import RecordStore
 
 REFERENCE = "tuned_consume"
 ASSERTS = ("tuned_consume_asserts", "tuned_pop_asserts")
@@ -177,6 +182,44 @@ def run_rounds(
     return Measured(kept, failed)
 
 
+def round_key(contest: Contest) -> RecordKey:
+    """What the contest's rounds are valid for: its sources and flags, and how it runs them."""
+    cpus = (contest.params.producer_cpu, contest.params.consumer_cpu)
+    how = f"{plan_line('round', 1, cpus, contest.workload)} {candidate_id(contest.params)}"
+    source = project(contest).source_hash
+    return contest_rounds.round_key(
+        contest.fingerprint, contest.compiler, contest.cxxflags, source, how
+    )
+
+
+Rounds = Callable[[Mapping[str, int], int, int], Measured]
+
+
+def recorded_rounds(  # noqa: PLR0917 (run_rounds's, with the store and the key)
+    store: RecordStore,
+    key: RecordKey,
+    run: Rounds,
+    events: Mapping[str, int],
+    first: int,
+    rounds: int,
+) -> Measured:
+    """Rounds `first`.. replayed where the store holds them; the rest `run` and recorded."""
+    if not events:  # nothing runs: no round to record
+        return Measured((), {})
+    replayed = contest_rounds.rounds(store, key, events, first, rounds)
+    earlier = replayed.failed
+    rest = rounds - replayed.count
+    if rest == 0:
+        return Measured(replayed.samples, earlier)
+    live = {arm: n for arm, n in events.items() if arm not in earlier}
+    measured = run(live, first + replayed.count, rest) if live else Measured((), {})
+    failed = {**earlier, **measured.failed}
+    contest_rounds.record(
+        store, key, events, first + replayed.count, rest, measured.samples, failed
+    )
+    return Measured((*replayed.samples, *measured.samples), failed)
+
+
 def sized(probe: Sequence[Sample], arms: Sequence[str]) -> dict[str, int]:
     """Events per sample for each arm, so that a sample lasts about SAMPLE_SECONDS."""
     rate = {s.arm: s.events_per_second for s in probe}
@@ -187,7 +230,7 @@ def sized(probe: Sequence[Sample], arms: Sequence[str]) -> dict[str, int]:
     }
 
 
-def measure(contest: Contest, cache_dir: Path, show: Show) -> BenchReport:
+def measure(contest: Contest, cache_dir: Path, show: Show, store: RecordStore) -> BenchReport:
     executable, left_out = built(contest, cache_dir)
     broken = {row: (Status.compile_error, first_error(log)) for row, log in left_out.items()}
     compiled, unlisted = available(executable)
@@ -196,9 +239,10 @@ def measure(contest: Contest, cache_dir: Path, show: Show) -> BenchReport:
     arms = tuple(c.id for c in CONTENDERS if c.id in compiled or c.id in broken)
     runnable = [arm for arm in compiled if arm not in broken]
     show(f"bench: {len(arms)} contenders, a probe round, then {contest.rounds} rounds")
-    probe = run_rounds(executable, contest, dict.fromkeys(runnable, PROBE_EVENTS), 0, 1)
+    key, run = round_key(contest), functools.partial(run_rounds, executable, contest)
+    probe = recorded_rounds(store, key, run, dict.fromkeys(runnable, PROBE_EVENTS), 0, 1)
     events = sized(probe.samples, runnable)
-    measured = run_rounds(executable, contest, events, 1, contest.rounds)
+    measured = recorded_rounds(store, key, run, events, 1, contest.rounds)
     failed = {**broken, **probe.failed, **measured.failed}
     missing = tuple(c.id for c in CONTENDERS if c.role is Role.peer and c.id not in arms)
     return BenchReport(

@@ -3,9 +3,9 @@
 
 Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`): the same
 objects are written to the record store and replayed, by a re-run and by the tests' fake runner.
-The store holds three kinds of line, each stamped with RECORD_FORMAT: a `Record` (the samples of
-one arm from one plan), a `Cut` (where the budget stopped a run) and a `MatrixRecord` (the
-host's CPU pairs measured by the topology probe).
+The search's kinds of store line, each stamped with STORE_SCHEMA: a `Record` (the samples of one
+arm from one plan), a `Cut` (where the budget stopped a run) and a `MatrixRecord` (the host's CPU
+pairs measured by the topology probe); `search.entries` holds the other kinds and reads a line.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +33,9 @@ BASELINE_ARMS: tuple[str, ...] = (
 )
 """Reference programs timed alongside the candidates (the paper's limit lines and ladder rungs)."""
 
-RECORD_FORMAT = 2
-"""The record store's line format. Version 1 (lines without a version) keyed the work per event
-differently and kept budget cuts as fake arms: its lines are reported and measured again."""
+STORE_SCHEMA = 2
+"""The record store's one schema version, of every kind of line (search.entries says which
+versions this hspc-gen reads); a wisdom file carries it as its own version."""
 
 AA_PREFIX = "aa:"
 """An A/A arm is a second, independently timed copy of a candidate: `aa:<candidate id>`."""
@@ -250,7 +250,7 @@ class Record:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "samples",
-            "schema": RECORD_FORMAT,
+            "schema": STORE_SCHEMA,
             "first_round": self.first_round,
             "busy": self.busy,
             "key": self.key.to_dict(),
@@ -299,7 +299,7 @@ class Cut:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "cut",
-            "schema": RECORD_FORMAT,
+            "schema": STORE_SCHEMA,
             "key": self.key.to_dict(),
             "run": self.run,
             "plan": None if self.plan is None else list(self.plan),
@@ -329,7 +329,7 @@ class MatrixRecord:
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": "matrix",
-            "schema": RECORD_FORMAT,
+            "schema": STORE_SCHEMA,
             "key": self.key.to_dict(),
             "matrix": self.matrix.to_dict(),
         }
@@ -337,22 +337,6 @@ class MatrixRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatrixRecord:
         return cls(RecordKey.from_dict(data["key"]), Matrix.from_dict(data["matrix"]))
-
-
-Entry = Record | Cut | MatrixRecord
-
-
-def entry_from_dict(data: Mapping[str, Any]) -> Entry:
-    """One line of the record store; ValueError for a line of another format version."""
-    version = data.get("schema", 1)
-    if version != RECORD_FORMAT:
-        raise ValueError(f"record format {version}, this hspc-gen reads {RECORD_FORMAT}")
-    kinds: dict[str, Callable[[Mapping[str, Any]], Entry]] = {
-        "samples": Record.from_dict,
-        "cut": Cut.from_dict,
-        "matrix": MatrixRecord.from_dict,
-    }
-    return kinds[str(data["kind"])](data)
 
 
 _SAMPLE_COLUMNS = tuple(f.name for f in dataclasses.fields(Sample) if f.name != "arm")

@@ -1,12 +1,13 @@
 """The append-only record store: one JSON Lines file per host fingerprint under a cache directory.
 
-Each line is one `Record` (samples), one `Cut` (where the budget stopped a run) or one
-`MatrixRecord` (the host's CPU pairs, measured), stamped with the format version. Lines are only
-ever appended (flushed and fsynced), so a run killed mid-write leaves at most one partial last
-line, which loading skips. A record is reused only when its whole
-`RecordKey` matches (host fingerprint, rendered source hash, compiler, flags): anything else is
-stale, as FFTW rejects wisdom from another build. A line that cannot be read (another version's
-format, or damaged) is never used and never fatal: `skipped` says which, for the run's report.
+Each line is one entry of a kind `search.entries` knows (samples, a budget's cut, the CPU-pair
+matrix, the host's calibration, the user's code's cost, a bench round), stamped with the store's
+schema version: every fact the tool measures on a host lives here. Lines are only ever appended
+(flushed and fsynced), so a run killed mid-write leaves at most one partial last line, which
+loading skips. An entry is reused only when its whole `RecordKey` matches (host fingerprint,
+source hash, compiler, flags): anything else is stale, as FFTW rejects wisdom from another build.
+A line that cannot be read (another version's schema, or damaged) is never used and never fatal:
+`skipped` says which, for the run's report.
 """
 
 from __future__ import annotations
@@ -21,13 +22,15 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
-from hspc_gen.search.records import Cut, Entry, MatrixRecord, Record, RecordKey, entry_from_dict
+from hspc_gen.search.entries import Entry, entry_from_dict
+from hspc_gen.search.records import Cut, MatrixRecord, Record, RecordKey
 
 FOLDER = "records"  # under the cache folder
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 LOCK_POLL_SECONDS = 0.5
+E = TypeVar("E", bound=Entry)
 
 
 def store_file_name(fingerprint: str) -> str:
@@ -45,12 +48,27 @@ def entry_line(entry: Entry) -> str:
 
 @dataclass(frozen=True)
 class Loaded:
-    """The entries of one store file, and the lines that could not be read (and why)."""
+    """The entries of one store file in its order, and the lines that could not be read (and
+    why)."""
 
-    records: tuple[Record, ...]
-    cuts: tuple[Cut, ...] = ()
+    entries: tuple[Entry, ...]
     skipped: tuple[str, ...] = ()
-    matrices: tuple[MatrixRecord, ...] = ()
+
+    @property
+    def records(self) -> tuple[Record, ...]:
+        return of_kind(self.entries, Record)
+
+    @property
+    def cuts(self) -> tuple[Cut, ...]:
+        return of_kind(self.entries, Cut)
+
+    @property
+    def matrices(self) -> tuple[MatrixRecord, ...]:
+        return of_kind(self.entries, MatrixRecord)
+
+
+def of_kind(entries: Iterable[Entry], kind: type[E]) -> tuple[E, ...]:
+    return tuple(e for e in entries if isinstance(e, kind))
 
 
 def read_records(path: Path) -> Loaded:
@@ -71,25 +89,16 @@ def parse_lines(text: str, path: Path) -> Loaded:
     lines = text.split("\n")
     # split() leaves "" after a final newline, or the unterminated fragment of a cut-short write.
     lines.pop()
-    records: list[Record] = []
-    cuts: list[Cut] = []
-    matrices: list[MatrixRecord] = []
+    entries: list[Entry] = []
     skipped: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            entry = entry_from_dict(json.loads(line))
+            entries.append(entry_from_dict(json.loads(line)))
         except (ValueError, KeyError, TypeError, IndexError) as err:
             skipped.append(f"{path}:{number}: {type(err).__name__}: {err}")
-            continue
-        if isinstance(entry, Record):
-            records.append(entry)
-        elif isinstance(entry, Cut):
-            cuts.append(entry)
-        else:
-            matrices.append(entry)
-    return Loaded(tuple(records), tuple(cuts), tuple(skipped), tuple(matrices))
+    return Loaded(tuple(entries), tuple(skipped))
 
 
 class RecordStore:
@@ -100,9 +109,9 @@ class RecordStore:
         self.path = cache_dir / store_file_name(fingerprint)
         loaded = read_records(self.path)
         self.skipped = loaded.skipped
+        self._entries: list[Entry] = list(loaded.entries)
         self._records: list[Record] = list(loaded.records)
         self._cuts: set[Cut] = set(loaded.cuts)
-        self._matrices: list[MatrixRecord] = list(loaded.matrices)
 
     def append(self, entry: Entry) -> None:
         """Write one entry as one line and make it durable before returning."""
@@ -122,12 +131,11 @@ class RecordStore:
             f.write(line.encode("utf-8"))
             f.flush()
             os.fsync(f.fileno())
+        self._entries.append(entry)
         if isinstance(entry, Record):
             self._records.append(entry)
         elif isinstance(entry, Cut):
             self._cuts.add(entry)
-        else:
-            self._matrices.append(entry)
 
     def extend(self, records: Iterable[Record]) -> None:
         for record in records:
@@ -142,7 +150,21 @@ class RecordStore:
 
     def matrices(self, key: RecordKey) -> tuple[MatrixRecord, ...]:
         """The topology matrices measured under exactly `key`, oldest first."""
-        return tuple(m for m in self._matrices if m.key == key)
+        return self.keyed(MatrixRecord, key)
+
+    def entries(self) -> tuple[Entry, ...]:
+        """Every entry, in the file's order."""
+        return tuple(self._entries)
+
+    def keyed(self, kind: type[E], key: RecordKey) -> tuple[E, ...]:
+        """The entries of `kind` recorded under exactly `key`, oldest first."""
+        return tuple(e for e in of_kind(self._entries, kind) if e.key == key)
+
+    def latest(self, kind: type[E], key: RecordKey) -> E | None:
+        """The last entry of `kind` recorded under exactly `key` (a fact measured again is
+        appended: the newest says what holds)."""
+        found = self.keyed(kind, key)
+        return found[-1] if found else None
 
     def was_cut(self, cut: Cut) -> bool:
         """Whether this cut was recorded (by this command's earlier, cold run)."""

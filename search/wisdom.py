@@ -2,19 +2,24 @@
 which then replay it (the same command writes the same header bytes) instead of measuring.
 
 A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`: the
-samples, the budget's cuts, the measured CPU-pair matrix), its calibration (`measure.calibrate`)
-and its user's code's costs (`measure.preflight`): all that a run reads instead of measuring.
-It is one JSON document: the format's name and version, and the payload with the sha256 of its
-canonical JSON, so that a file damaged, cut short or edited is refused whole. (A content hash,
-not a signature: it tells damage and stray edits, not who made the file.)
+samples, the budget's cuts, the measured CPU-pair matrix, the calibration, the user's code's
+costs, the bench's rounds): all that a run reads instead of measuring, as records and nothing
+else. It is one JSON document: the format's name, its version (the store's schema version), and
+the payload with the sha256 of its canonical JSON, so that a file damaged, cut short or edited is
+refused whole. (A content hash, not a signature: it tells damage and stray edits, not who made
+the file.) A file of format 1 (hspc-gen up to dd4fbca, which carried the calibration and the
+costs as files by name) is read through `search.migrate`; any other version is refused.
 
 An import checks the whole file before it writes anything, then merges part by part, keeping
 every host's part as FFTW keeps all wisdom. An entry the cache holds already is not written again
 (importing twice changes nothing). An entry for a measurement the cache holds its own of (the
-same plan's arm, or a cut of the same plan and run) is left out: appended, it would override the
-cache's own (a replay takes a round's latest samples), which measured this very host. What this
-version cannot read is left out too; all are counted. A store file is rewritten whole (a
-temporary file renamed) under the store's own lock, so that no run appends to it meanwhile.
+same plan's arm, a cut of the same plan and run, the same bench round) is left out: appended, it
+would override the cache's own (a replay takes a round's latest samples), which measured this
+very host. A host record (the calibration, a user's code's cost) is taken when the cache has none
+for its key, or only one measured beside other load where the import's was not; else the cache's
+own is kept. What this version cannot read is left out too; all are counted. A store file is
+rewritten whole (a temporary file renamed) under the store's own lock, so that no run appends to
+it meanwhile.
 """
 
 from __future__ import annotations
@@ -22,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,56 +37,39 @@ from hspc_gen import __version__
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
-from hspc_gen.search.measure import calibrate, preflight
-from hspc_gen.search.records import Entry, MatrixRecord, Record, entry_from_dict
-from hspc_gen.search.store import (
-    FOLDER,
-    SAFE_NAME,
-    entry_line,
-    lock,
-    parse_lines,
-    store_file_name,
-)
+from hspc_gen.search import migrate
+from hspc_gen.search.entries import CalibrationRecord, Entry, UserCodeRecord, entry_from_dict, slot
+from hspc_gen.search.records import STORE_SCHEMA
+from hspc_gen.search.store import FOLDER, SAFE_NAME, entry_line, lock, parse_lines, store_file_name
 
 FORMAT = "hspc-gen wisdom"
-FORMAT_VERSION = 1
+FORMAT_VERSION = STORE_SCHEMA
+READ_VERSIONS = (migrate.WISDOM_FORMAT, FORMAT_VERSION)
 _MAGIC = f'{{"format":"{FORMAT}"'  # how every wisdom file begins (canonical: keys sorted)
-_HOST_FILES: tuple[tuple[re.Pattern[str], Callable[[Mapping[str, Any]], dict[str, Any]]], ...] = (
-    (
-        re.compile(rf"{calibrate.RECORD_PREFIX}(?P<fingerprint>{SAFE_NAME.pattern})\.json"),
-        calibrate.timings_document,
-    ),
-    (
-        re.compile(
-            rf"{preflight.RECORD_PREFIX}(?P<fingerprint>{SAFE_NAME.pattern})-[0-9a-f]{{16}}\.json"
-        ),
-        lambda data: preflight.UserCode.from_dict(data).to_dict(),
-    ),
-)
 UNREADABLE_LINE = "lines of the record store that cannot be read (another version's, or damaged)"
 UNREADABLE_ENTRY = "record-store entries this hspc-gen cannot read (another record format)"
 FOREIGN_ENTRY = "entries keyed to another host than the part of the file they are in"
 UNREADABLE_HOST_FILE = "host records (calibration, user's code's cost) unreadable or not its host's"
 BAD_FINGERPRINT = "parts for a host fingerprint that cannot name a file"
+HOST_RECORDS = (CalibrationRecord, UserCodeRecord)
 
 Reasons = Counter[str]
 
 
 @dataclass(frozen=True)
 class HostWisdom:
-    """One host's wisdom: its store's entries (in the store's order: the latest samples of a
-    round are the ones a replay takes) and its host records, by file name."""
+    """One host's wisdom: its store's entries, in the store's order (the latest samples of a
+    round are the ones a replay takes; the latest host record is the one that holds)."""
 
     fingerprint: str
     entries: tuple[Entry, ...]
-    host_files: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "fingerprint": self.fingerprint,
-            "entries": [e.to_dict() for e in self.entries],
-            "host_files": dict(self.host_files),
-        }
+        return {"fingerprint": self.fingerprint, "entries": [e.to_dict() for e in self.entries]}
+
+    @property
+    def host_records(self) -> int:
+        return sum(isinstance(e, HOST_RECORDS) for e in self.entries)
 
 
 @dataclass(frozen=True)
@@ -114,18 +101,18 @@ def encode(hosts: Sequence[HostWisdom]) -> str:
 
 def decode(data: bytes, name: str) -> Wisdom:
     """The wisdom in a file's bytes, or UserError with one line saying why it is refused."""
-    payload = _checked_payload(data, name)
+    version, payload = _checked_payload(data, name)
     try:
         made_by = str(payload["hspc_gen"])
         ignored: Reasons = Counter()
-        hosts = tuple(_host(part, ignored) for part in payload["hosts"])
+        hosts = tuple(_host(part, version, ignored) for part in payload["hosts"])
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         raise UserError(f"{name}: wisdom this hspc-gen cannot read ({err!r})") from None
     kept = tuple(h for h in hosts if h is not None)
-    return Wisdom(made_by, kept, tuple(sorted(ignored.items())))
+    return Wisdom(made_by, kept, tuple(sorted((k, v) for k, v in ignored.items() if v)))
 
 
-def _checked_payload(data: bytes, name: str) -> Any:
+def _checked_payload(data: bytes, name: str) -> tuple[int, Any]:
     try:
         text = data.decode("utf-8")
         document = json.loads(text)
@@ -138,10 +125,11 @@ def _checked_payload(data: bytes, name: str) -> Any:
         raise UserError(f"{name} is not an hspc-gen wisdom file ({type(err).__name__})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise UserError(f"{name} is not an hspc-gen wisdom file")
-    if document.get("version") != FORMAT_VERSION:
+    version = document.get("version")
+    if version not in READ_VERSIONS:
+        readable = " and ".join(map(str, READ_VERSIONS))
         raise UserError(
-            f"{name} is wisdom format {document.get('version')!r}; this hspc-gen reads format"
-            f" {FORMAT_VERSION}"
+            f"{name} is wisdom format {version!r}; this hspc-gen reads formats {readable}"
         )
     payload = document.get("payload")
     if document.get("sha256") != _digest(payload):
@@ -149,23 +137,20 @@ def _checked_payload(data: bytes, name: str) -> Any:
             f"{name} was altered or damaged: its content does not match its sha256 (export it"
             " again)"
         )
-    return payload
+    return int(version), payload
 
 
-def _host(part: Mapping[str, Any], ignored: Reasons) -> HostWisdom | None:
+def _host(part: Mapping[str, Any], version: int, ignored: Reasons) -> HostWisdom | None:
     fingerprint = str(part["fingerprint"])
     if not SAFE_NAME.fullmatch(fingerprint):
         ignored[BAD_FINGERPRINT] += 1
         return None
-    entries = tuple(_entries(part["entries"], fingerprint, ignored))
-    files = []
-    for file_name, document in dict(part["host_files"]).items():
-        checked = _host_file(str(file_name), document)
-        if checked is None or checked[0] != fingerprint:
-            ignored[UNREADABLE_HOST_FILE] += 1
-        else:
-            files.append((str(file_name), checked[1]))
-    return HostWisdom(fingerprint, entries, tuple(sorted(files)))
+    entries: list[Entry] = list(_entries(part["entries"], fingerprint, ignored))
+    if version == migrate.WISDOM_FORMAT:
+        bad, records = migrate.wisdom_records(fingerprint, dict(part["host_files"]))
+        ignored[UNREADABLE_HOST_FILE] += bad
+        entries += records
+    return HostWisdom(fingerprint, tuple(entries))
 
 
 def _entries(data: Iterable[Any], fingerprint: str, ignored: Reasons) -> Iterable[Entry]:
@@ -181,39 +166,22 @@ def _entries(data: Iterable[Any], fingerprint: str, ignored: Reasons) -> Iterabl
         yield entry
 
 
-def _host_file(name: str, document: Any) -> tuple[str, dict[str, Any]] | None:
-    """The fingerprint a host record's file name belongs to, and its document checked; None
-    when it is no host record this version knows."""
-    for pattern, check in _HOST_FILES:
-        if (found := pattern.fullmatch(name)) is not None:
-            try:
-                return found["fingerprint"], check(document)
-            except (KeyError, TypeError, ValueError):
-                return None
-    return None
-
-
 def collect(cache_dir: Path) -> Wisdom:
-    """Everything the cache holds for every host fingerprint."""
+    """Everything the cache holds for every host fingerprint (with what the previous version's
+    host files hold that its store does not yet)."""
     ignored: Reasons = Counter()
     entries: dict[str, list[Entry]] = {}
     for path in sorted((cache_dir / FOLDER).glob("*.jsonl")):
         loaded = parse_lines(_text(path), path)
         ignored[UNREADABLE_LINE] += len(loaded.skipped)
-        every: tuple[Entry, ...] = (*loaded.records, *loaded.cuts, *loaded.matrices)
-        for entry in every:
+        for entry in loaded.entries:
             entries.setdefault(entry.key.fingerprint, []).append(entry)
-    files: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for path in sorted((cache_dir / calibrate.FOLDER).glob("*.json")):
-        checked = _host_file(path.name, _json(path))
-        if checked is None:
-            ignored[UNREADABLE_HOST_FILE] += 1
-        else:
-            files.setdefault(checked[0], []).append((path.name, checked[1]))
-    hosts = tuple(
-        HostWisdom(fp, tuple(entries.get(fp, ())), tuple(files.get(fp, ())))
-        for fp in sorted({*entries, *files})
-    )
+    for fingerprint in migrate.legacy_hosts(cache_dir):
+        held = entries.setdefault(fingerprint, [])
+        records, unreadable = migrate.pending(cache_dir, fingerprint, held)
+        held += records
+        ignored[UNREADABLE_HOST_FILE] += len(unreadable)
+    hosts = tuple(HostWisdom(fp, tuple(held)) for fp, held in sorted(entries.items()) if held)
     return Wisdom(__version__, hosts, tuple(sorted((k, v) for k, v in ignored.items() if v)))
 
 
@@ -222,13 +190,6 @@ def _text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def export(
@@ -245,7 +206,9 @@ def export(
         )
     hosts = tuple(h for h in wisdom.hosts if not fingerprints or h.fingerprint in fingerprints)
     write_atomic(file, encode(hosts))
-    parts = tuple(HostPart(h.fingerprint, len(h.entries), len(h.host_files)) for h in hosts)
+    parts = tuple(
+        HostPart(h.fingerprint, len(h.entries) - h.host_records, h.host_records) for h in hosts
+    )
     return WisdomReport(
         WisdomAction.export, str(file), this_host, __version__, parts, wisdom.ignored
     )
@@ -266,69 +229,60 @@ def import_file(
     )
 
 
+_ADDED, _HOST_ADDED, _PRESENT, _CONFLICT, _KEPT = "added", "host", "present", "conflict", "kept"
+
+
 def _merge(cache_dir: Path, host: HostWisdom, on_wait: Callable[[str], None]) -> HostPart:
-    added, present, conflicts = _merge_entries(cache_dir, host, on_wait)
-    files = [_merge_host_file(cache_dir / calibrate.FOLDER / n, d) for n, d in host.host_files]
-    return HostPart(
-        host.fingerprint,
-        added,
-        files.count(_ADDED),
-        present + files.count(_PRESENT),
-        conflicts,
-        files.count(_KEPT),
-    )
-
-
-def _slot(entry: Entry) -> tuple[object, ...]:
-    """What an entry measured or cut: two entries of one slot answer the same question."""
-    if isinstance(entry, Record):
-        key = (entry.key, entry.arm, entry.seed, entry.first_round, entry.events_per_sample)
-        return ("samples", *key)
-    if isinstance(entry, MatrixRecord):
-        return ("matrix", entry.key)
-    return ("cut", entry.key, entry.run, entry.plan)
-
-
-def _merge_entries(
-    cache_dir: Path, host: HostWisdom, on_wait: Callable[[str], None]
-) -> tuple[int, int, int]:
-    """Added, already present and conflicting entries of one host's store."""
+    """One host's entries merged into its store, rewritten whole under the store's lock."""
     path = cache_dir / FOLDER / store_file_name(host.fingerprint)
     with lock(path, math.inf, on_wait):
         text = _text(path)
-        loaded = parse_lines(text, path)
-        own: tuple[Entry, ...] = (*loaded.records, *loaded.cuts, *loaded.matrices)
-        lines, slots = {entry_line(e) for e in own}, {_slot(e) for e in own}
-        new: list[str] = []
-        present = conflicts = 0
-        for entry in host.entries:
-            line = entry_line(entry)
-            if line in lines:
-                present += 1
-            elif _slot(entry) in slots:
-                conflicts += 1
-            else:
-                new.append(line)
-                lines.add(line)
-        if new:
+        merger = _Merger(parse_lines(text, path).entries)
+        said = Counter(merger.take(entry) for entry in host.entries)
+        if merger.new:
             # A partial last line (a writer killed mid-line) ends first, as RecordStore.append
             # ends it: only that fragment is lost.
             ended = text if not text or text.endswith("\n") else text + "\n"
-            write_atomic(path, ended + "".join(new))
-    return len(new), present, conflicts
+            write_atomic(path, ended + "".join(merger.new))
+    return HostPart(
+        host.fingerprint,
+        said[_ADDED],
+        said[_HOST_ADDED],
+        said[_PRESENT],
+        said[_CONFLICT],
+        said[_KEPT],
+    )
 
 
-_ADDED, _PRESENT, _KEPT = "added", "present", "kept"
+class _Merger:
+    """What one store holds, and the lines an import adds to it."""
+
+    def __init__(self, own: Iterable[Entry]) -> None:
+        self.lines: set[str] = set()
+        self.latest: dict[tuple[object, ...], Entry] = {}
+        self.new: list[str] = []
+        for entry in own:
+            self._hold(entry, entry_line(entry))
+
+    def _hold(self, entry: Entry, line: str) -> None:
+        self.lines.add(line)
+        self.latest[slot(entry)] = entry
+
+    def take(self, entry: Entry) -> str:
+        """Hold `entry` and say so, or say why not."""
+        line = entry_line(entry)
+        if line in self.lines:
+            return _PRESENT
+        own = self.latest.get(slot(entry))
+        host_record = isinstance(entry, HOST_RECORDS)
+        if own is not None and not (host_record and _quieter(entry, own)):
+            return _KEPT if host_record else _CONFLICT
+        self._hold(entry, line)
+        self.new.append(line)
+        return _HOST_ADDED if host_record else _ADDED
 
 
-def _merge_host_file(path: Path, document: dict[str, Any]) -> str:
-    """A host record: written when the cache has none (or an unreadable one, or one measured
-    beside other load where the import's was not); else the cache's own is kept."""
-    checked = _host_file(path.name, _json(path))
-    own = None if checked is None else checked[1]
-    if own == document:
-        return _PRESENT
-    if own is None or (own["busy"] and not document["busy"]):
-        write_atomic(path, json.dumps(document, sort_keys=True) + "\n")
-        return _ADDED
-    return _KEPT
+def _quieter(entry: Entry, own: Entry) -> bool:
+    """Whether an imported host record was measured on a quiet machine where the cache's was not."""
+    busy = isinstance(own, HOST_RECORDS) and own.busy
+    return busy and isinstance(entry, HOST_RECORDS) and not entry.busy

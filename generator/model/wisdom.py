@@ -17,8 +17,8 @@ class HostPart:
     """One host fingerprint's part of a wisdom file."""
 
     fingerprint: str
-    entries: int  # record-store entries exported, or added to the cache
-    host_files: int  # host records (the calibration, the user's code's costs) exported or added
+    entries: int  # record-store entries exported, or added to the cache, but for host records
+    host_records: int  # the calibration and the user's code's costs, exported or added
     present: int = 0  # import: entries and host records the cache already held
     conflicts: int = 0  # import: entries for a measurement the cache holds its own of
     kept: int = 0  # import: host records the cache holds its own, different, of

@@ -7,16 +7,16 @@ crash, an exit() or a sanitizer's complaint in their code alone is named as such
 lines it printed (UserCodeError, exit status 3). Either way nothing is tuned and nothing is
 written. A success measures each side's cost per event, so samples are sized from the truth.
 
-That cost is kept in the cache per host fingerprint and code, as the calibration is: the search's
-sample sizes follow from it, so a cost measured again (never quite the same) would size the plans
-differently, and a re-run, or a host replaying imported wisdom, would find none of them recorded.
+That cost is kept in the record store per host fingerprint and code (a `UserCodeRecord`), as the
+calibration is: the search's sample sizes follow from it, so a cost measured again (never quite
+the same) would size the plans differently, and a re-run, or a host replaying imported wisdom,
+would find none of them recorded.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 import shlex
@@ -26,15 +26,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserCodeError, UserError
-from hspc_gen.files import write_atomic
 from hspc_gen.model import Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.entries import UserCodeRecord
 from hspc_gen.search.measure import load, process
 from hspc_gen.search.measure.build import compile_program
+from hspc_gen.search.records import RecordKey
+from hspc_gen.search.store import RecordStore
 
 SMOKE_EVENTS = 100_000
 SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile
@@ -47,8 +48,6 @@ SIGNATURES = {
 }
 _DIAGNOSTIC = re.compile(r"^(?P<where>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: ")
 _UNDEFINED = re.compile(r"undefined reference to `(?P<name>hspc_(?:produce|consume))\b")
-FOLDER = "host"  # under the cache folder, beside the calibration's record
-RECORD_PREFIX = "user-code-"
 
 
 @dataclass(frozen=True)
@@ -58,13 +57,6 @@ class UserCode:
     producer_ns: float
     consumer_ns: float
     busy: bool = False  # measured beside other load: a quiet run measures it again
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> UserCode:
-        return cls(float(data["producer_ns"]), float(data["consumer_ns"]), bool(data["busy"]))
 
 
 def compiler() -> str:
@@ -84,23 +76,21 @@ def check(workload: Workload, event_bytes: int) -> UserCode | None:
     return _measured(sources, event_bytes) if sources else None
 
 
-def checked(
-    workload: Workload, event_bytes: int, cache_dir: Path, fingerprint: str
-) -> UserCode | None:
+def checked(workload: Workload, event_bytes: int, store: RecordStore) -> UserCode | None:
     """`check`, once per host and code: the cost recorded for the same code on this host (or
     imported with wisdom from one like it) answers without building or running anything, unless
     it was measured beside other load and the machine is quiet now."""
     sources = _sources(workload)
     if not sources:
         return None
-    path = record_path(cache_dir, fingerprint, code_digest(sources, event_bytes))
-    known = recorded(path)
+    key = code_key(store.fingerprint, code_digest(sources, event_bytes))
+    known = recorded(store, key)
     if known is not None and (not known.busy or load.machine_busy()[0]):
         return known
     before = load.cpu_times()
     measured = _measured(sources, event_bytes)
     measured = dataclasses.replace(measured, busy=load.busy(before, load.cpu_times()))
-    write_atomic(path, json.dumps(measured.to_dict(), sort_keys=True) + "\n")
+    store.append(UserCodeRecord(key, measured.producer_ns, measured.consumer_ns, measured.busy))
     return measured
 
 
@@ -124,17 +114,15 @@ def code_digest(sources: Mapping[str, Path], event_bytes: int) -> str:
     return digest.hexdigest()[:16]
 
 
-def record_path(cache_dir: Path, fingerprint: str, digest: str) -> Path:
-    return cache_dir / FOLDER / f"{RECORD_PREFIX}{fingerprint}-{digest}.json"
+def code_key(fingerprint: str, digest: str) -> RecordKey:
+    """What a recorded cost is valid for: this host and the code's digest (`code_digest`)."""
+    return RecordKey(fingerprint, digest, "", "")
 
 
-def recorded(path: Path) -> UserCode | None:
-    """The cost recorded at `path`; None when there is none or it cannot be read (then it is
-    measured again and rewritten)."""
-    try:
-        return UserCode.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+def recorded(store: RecordStore, key: RecordKey) -> UserCode | None:
+    """The cost last recorded under `key`; None when there is none."""
+    found = store.latest(UserCodeRecord, key)
+    return None if found is None else UserCode(found.producer_ns, found.consumer_ns, found.busy)
 
 
 def _smoke_main() -> Path:

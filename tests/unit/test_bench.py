@@ -1,6 +1,7 @@
 """`hspc-gen bench` as a user meets it: a real build of the tuned header beside the host's peers,
-real threads, every sample checked; a contender that does not compile or crashes is a row with
-its status; and its refusals of bad input (one message, exit 2, nothing written)."""
+real threads, every sample checked, every round recorded and replayed; a contender that does not
+compile or crashes is a row with its status; and its refusals of bad input (one message, exit 2,
+nothing written)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,16 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     assert figure_threads.peers(result.result, typed).bars
     for name, content in html.files(result, typed).items():
         assert (estimated / name).read_bytes() == content, name
+    # Every round is in the host's record store: the same command again replays them, and
+    # writes the same bytes without timing anything (no line appended).
+    (store,) = (cache / "records").glob("*.jsonl")
+    recorded = store.read_text().splitlines()
+    assert [json.loads(line)["round"] for line in recorded] == [0, 1, 2, 3]
+    written = (estimated / "hspc-bench.json").read_bytes()
+    again = bench("--target", EXAMPLE, "--out", estimated, "--rounds", "3", "--cache", cache)
+    assert again.returncode == 0, again.stderr
+    assert (estimated / "hspc-bench.json").read_bytes() == written
+    assert store.read_text().splitlines() == recorded
 
 
 def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(

@@ -148,9 +148,9 @@ def wisdom(*args: str | Path) -> str:
 def measured_beside_load(cache: Path) -> bool:
     """Whether anything in the cache was measured beside other load: a quiet run measures that
     again instead of replaying it (the calibration too)."""
-    calibrations = [json.loads(f.read_text()) for f in (cache / "host").glob("timings-*.json")]
     records = (cache / "records").glob("*.jsonl")
     lines = [json.loads(ln) for f in records for ln in f.read_text().splitlines() if ln]
+    calibrations = [c for c in lines if c.get("kind") == "calibration"]
     matrices = [m["matrix"] for m in lines if m.get("kind") == "matrix"]  # the CPU pairs
     busy = [*calibrations, *matrices]
     return busy_plans(cache / "records") > 0 or any(c["busy"] for c in busy)

@@ -109,7 +109,8 @@ def test_hspc_gen_measures_the_replay_and_the_real_aggregation(tmp_path: Path) -
     # code) and in the channel's samples and the baselines beside them.
     work = result["recommendation"]["work_ns_per_event"]
     assert work["producer"] > 0 and work["consumer"] > 0
-    assert len(list((cache / "host").glob("user-code-*.json"))) == 1
+    lines = [ln for f in (cache / "records").glob("*.jsonl") for ln in f.read_text().splitlines()]
+    assert [json.loads(line)["kind"] for line in lines].count("user_code") == 1
     assert {"producer_alone", "consumer_alone"} <= set(result["baselines"])
 
 

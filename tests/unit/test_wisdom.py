@@ -20,12 +20,14 @@ from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.reports import wisdom as wisdom_report
 from hspc_gen.search import wisdom
+from hspc_gen.search.entries import CalibrationRecord, UserCodeRecord
+from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey
 from hspc_gen.search.store import RecordStore
 
 HOST_A, HOST_B = "host-a", "host-b"
 PARAMS = ChannelParams(128, 4096, 4, 2048, Primitive.futex, 0, 1)
-USER_CODE = f"user-code-{HOST_A}-0123456789abcdef.json"
+USER_CODE = UserCodeRecord(preflight.code_key(HOST_A, "0123456789abcdef"), 40.0, 15.0)
 
 
 def key(fingerprint: str = HOST_A, source: str = "src-1") -> RecordKey:
@@ -38,13 +40,12 @@ def record(arm: str, fingerprint: str = HOST_A, seed: int = 42, ns: float = 25.0
     return Record(key(fingerprint), arm, Status.ok, samples, candidate, seed, fr.EVENTS_PER_SAMPLE)
 
 
-def timings(busy: bool = False, wake: float = 20000.0) -> dict[str, Any]:
-    return {"wake_ns": [wake, wake + 100.0], "switch_ns": [2000.0], "busy": busy}
+def timings(busy: bool = False, wake: float = 20000.0) -> CalibrationRecord:
+    return CalibrationRecord(calibrate.key(HOST_A), (wake, wake + 100.0), (2000.0,), busy)
 
 
-def write_json(path: Path, document: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document) + "\n")
+def calibration(cache: Path) -> CalibrationRecord | None:
+    return store(cache).latest(CalibrationRecord, calibrate.key(HOST_A))
 
 
 def store(cache: Path, fingerprint: str = HOST_A) -> RecordStore:
@@ -58,10 +59,8 @@ def measured(tmp_path: Path) -> Path:
     store(cache).extend([record("c1"), record("c2"), record("c1", seed=43)])
     store(cache).append(Cut(key(), "quick:40s", (42, 12)))
     store(cache, HOST_B).append(record("c1", fingerprint=HOST_B))
-    write_json(cache / "host" / f"timings-{HOST_A}.json", timings())
-    write_json(
-        cache / "host" / USER_CODE, {"producer_ns": 40.0, "consumer_ns": 15.0, "busy": False}
-    )
+    store(cache).append(timings())
+    store(cache).append(USER_CODE)
     return cache
 
 
@@ -89,10 +88,8 @@ def test_an_empty_cache_gets_every_entry_and_host_record(measured: Path, tmp_pat
         # The same records in the same order: a replay takes a round's latest samples.
         assert store(fresh, fingerprint).records() == store(measured, fingerprint).records()
     assert store(fresh).was_cut(Cut(key(), "quick:40s", (42, 12)))
-    for name in (f"timings-{HOST_A}.json", USER_CODE):
-        assert json.loads((fresh / "host" / name).read_text()) == json.loads(
-            (measured / "host" / name).read_text()
-        )
+    assert store(fresh).entries() == store(measured).entries()  # the host records too
+    assert calibration(fresh) == timings() and not (fresh / "host").exists()
 
 
 def test_importing_twice_changes_nothing(measured: Path, tmp_path: Path) -> None:
@@ -135,12 +132,12 @@ def test_the_caches_own_measurements_are_kept_and_the_others_counted(
     export(measured, file)
     mine = record("c1", ns=30.0)  # the same plan's arm, measured here: other samples
     store(own).append(mine)
-    write_json(own / "host" / f"timings-{HOST_A}.json", timings(wake=5000.0))
+    store(own).append(timings(wake=5000.0))
     got = import_(file, own).part_of(HOST_A)
     assert got == HostPart(HOST_A, 3, 1, present=0, conflicts=1, kept=1)
     assert store(own).lookup(key(), "c1")[0] == mine
     assert [r.seed for r in store(own).lookup(key(), "c1")] == [42, 43]
-    assert json.loads((own / "host" / f"timings-{HOST_A}.json").read_text()) == timings(wake=5000.0)
+    assert calibration(own) == timings(wake=5000.0)
 
 
 def test_a_calibration_taken_beside_other_load_gives_way_to_a_quiet_one(
@@ -148,9 +145,16 @@ def test_a_calibration_taken_beside_other_load_gives_way_to_a_quiet_one(
 ) -> None:
     file, busy = tmp_path / "fleet.wisdom", tmp_path / "busy"
     export(measured, file)
-    write_json(busy / "host" / f"timings-{HOST_A}.json", timings(busy=True, wake=90000.0))
+    store(busy).append(timings(busy=True, wake=90000.0))
     assert import_(file, busy).part_of(HOST_A) == HostPart(HOST_A, 4, 2)
-    assert json.loads((busy / "host" / f"timings-{HOST_A}.json").read_text()) == timings()
+    assert calibration(busy) == timings()  # appended after the busy one: the latest holds
+    # and a busy import does not displace a quiet calibration
+    quiet = tmp_path / "quiet"
+    store(quiet, HOST_A).append(timings(wake=7000.0))
+    busy_file = tmp_path / "busy.wisdom"
+    export(busy, busy_file, HOST_A)
+    assert import_(busy_file, quiet).part_of(HOST_A) == HostPart(HOST_A, 4, 1, kept=2)
+    assert calibration(quiet) == timings(wake=7000.0)
 
 
 def resigned(file: Path, edit: Any) -> None:
@@ -171,22 +175,20 @@ def test_entries_this_version_cannot_use_are_ignored_with_a_count(
     def spoil(payload: dict[str, Any]) -> None:
         entries = payload["hosts"][0]["entries"]
         entries.append({**entries[0], "schema": 1})  # another record format
+        entries.append({**timings().to_dict(), "busy": "yes"})  # not a calibration
+        entries.append({**entries[0], "kind": "forecast"})  # a kind this version does not know
         entries.append(record("c9", fingerprint=HOST_B).to_dict())  # not host A's
-        payload["hosts"][0]["host_files"]["timings-host-b.json"] = timings()
-        payload["hosts"].append({"fingerprint": "../etc", "entries": [], "host_files": {}})
+        payload["hosts"].append({"fingerprint": "../etc", "entries": []})
 
     resigned(file, spoil)
     got = import_(file, fresh)
     assert got.hosts == (HostPart(HOST_A, 4, 2),)
     assert dict(got.ignored) == {
-        wisdom.UNREADABLE_ENTRY: 1,
+        wisdom.UNREADABLE_ENTRY: 3,
         wisdom.FOREIGN_ENTRY: 1,
-        wisdom.UNREADABLE_HOST_FILE: 1,
         wisdom.BAD_FINGERPRINT: 1,
     }
-    assert sorted(p.name for p in (fresh / "host").iterdir()) == sorted(
-        [f"timings-{HOST_A}.json", USER_CODE]
-    )
+    assert store(fresh).entries() == store(measured).entries()
 
 
 def test_a_partial_last_line_is_ended_before_the_imported_lines(
@@ -225,8 +227,8 @@ REFUSED = {
     "one byte changed": (one_byte_changed, "was altered or damaged"),
     "truncated": (lambda text: text[: len(text) // 2], "is damaged or cut short"),
     "another format version": (
-        lambda text: text.replace('"version":1', '"version":2'),
-        "is wisdom format 2; this hspc-gen reads format 1",
+        lambda text: text.replace('"version":2', '"version":3'),
+        "is wisdom format 3; this hspc-gen reads formats 1 and 2",
     ),
     "not JSON": (lambda _text: "name: app\nevent:\n  size: 8\n", "not an hspc-gen wisdom file"),
 }
@@ -263,7 +265,7 @@ def test_the_commands_report_what_moved(measured: Path, tmp_path: Path) -> None:
 
 
 def test_an_import_whose_part_for_this_host_was_all_left_out_does_not_promise_a_replay() -> None:
-    own = HostPart("fp", entries=0, host_files=0, conflicts=4, kept=1)
+    own = HostPart("fp", entries=0, host_records=0, conflicts=4, kept=1)
     report = WisdomReport(WisdomAction.import_, "w.json", "fp", "0.1.0", (own,))
     text = wisdom_report.render(report)
     assert "replays" not in text and "holds its own measurements" in text
