@@ -62,7 +62,7 @@ PyObject* ended(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, Py
 // to the object (the bound method's definition is the descriptor's); null for anything else. Most
 // CALLs call Python functions or methods, or classes: their types are ruled out first, before
 // the subtype check PyCFunction_Check makes of anything else.
-inline const PyMethodDef* c_function(PyObject* callable, PyObject* arg0) {
+[[gnu::always_inline]] inline const PyMethodDef* c_function(PyObject* callable, PyObject* arg0) {
   const PyTypeObject* type = Py_TYPE(callable);
   if (type == &PyFunction_Type || type == &PyMethod_Type || type == &PyType_Type) return nullptr;
   if (PyCFunction_Check(callable)) return reinterpret_cast<PyCFunctionObject*>(callable)->m_ml;
