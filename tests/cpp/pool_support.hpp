@@ -2,21 +2,33 @@
 // a restless controller.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "hspc/pool.hpp"
 #include "test_support.hpp"
 
 namespace hspc_test {
 
-// `events` events carrying `id` in seq's top byte, by a seeded mix of emplace, try_push and push
-// with flushes and yields now and then; then close().
+// `events` events carrying `id` in seq's top byte, by a seeded mix of emplace, try_push, push and
+// bulk pushes of runs (up to a few hundred, across buffers' ends) with flushes and yields now and
+// then; then close().
 template <class Producer, class Ev>
 void produce(Producer& in, std::uint32_t id, std::uint32_t events, Rng rng) {
+  std::vector<Ev> run;
   for (std::uint32_t i = 0; i < events; ++i) {
     const Ev ev((id << 24) | i);
-    switch (rng.below(4)) {
+    switch (rng.below(5)) {
+      case 4: {
+        const std::uint32_t n = std::min(rng.below(300) + 1, events - i);
+        run.clear();
+        for (std::uint32_t k = 0; k < n; ++k) run.emplace_back((id << 24) | (i + k));
+        in.push(run.data(), run.size());
+        i += n - 1;
+        break;
+      }
       case 0:
         in.emplace((id << 24) | i);
         break;

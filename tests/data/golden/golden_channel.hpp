@@ -2659,6 +2659,30 @@ class PoolDeal {
       pushed_one();
     }
 
+    // Appends n events in order, each buffer's share in one copy (the channel's bulk push); a
+    // full buffer goes to the pool. Blocks as push() does.
+    void push(const T* events, std::size_t n) {
+      while (n != 0) {
+        if constexpr (MaxLatencyNs != 0) {
+          if (cursor_.fill == 0) {  // the bound's clock starts with a buffer's first event
+            push(*events++);
+            --n;
+            continue;
+          }
+        }
+        const std::size_t room = kEventsPerBuffer - cursor_.fill;
+        const std::size_t part = n < room ? n : room;
+        cursor_.current->push(events, part);  // the channel hands its slot over as ours fills
+        events += part;
+        n -= part;
+        cursor_.fill += part;
+        if (cursor_.fill == kEventsPerBuffer) handed_over();
+        if constexpr (MaxLatencyNs != 0) {
+          if (cursor_.tick(part)) flush();
+        }
+      }
+    }
+
     // push, but false instead of blocking (the event then goes nowhere: the deal skips no lane).
     [[nodiscard]] bool try_push(const T& event) {
       Channel& ours = *cursor_.current;

@@ -14,8 +14,12 @@
 namespace hspcprof::here {
 
 // The OS thread's session in an epoch, for one thread state: a native thread that enters Python
-// again and again (PyGILState_Ensure) gets a new thread state, and a session, each time.
+// again and again (PyGILState_Ensure) gets a new thread state, and a session, each time. Found
+// good at a generation, it stays good until the next: sys.monitoring's callbacks are not handed
+// the thread state, and reading it (a call, and a TLS lookup inside libpython) cost them a fifth
+// of their own work, so they ask for it only when the generation moved.
 struct ThreadSession {
+  std::uint64_t generation = 0;
   std::uint64_t epoch = 0;
   std::uint64_t thread_state = 0;  // PyThreadState::id, unique in the process
   Session* session = nullptr;
@@ -24,6 +28,11 @@ struct ThreadSession {
 inline PyObject* g_owner = nullptr;     // the profiler object served: a reference
 inline Profiler* g_profiler = nullptr;  // its state; both null when off
 inline std::uint64_t g_epoch = 0;       // advances at every enable() and disable()
+// Advances with the epoch and whenever a profiled thread state ends: only then can an OS thread
+// run another thread state (its last one ended, so a new one was made) or its session be gone.
+// (A thread state swapped in by hand, PyThreadState_Swap, without the last one ending, has its
+// events go to the last one's session until then, as cProfile's one stack takes every thread's.)
+inline std::uint64_t g_generation = 0;
 inline thread_local ThreadSession t_here __attribute__((tls_model("initial-exec")));
 constexpr const char* kDictKey = "hspcprof.session";  // where a thread state's dict holds it
 
@@ -47,22 +56,45 @@ inline Session* open_here() {
   return session;
 }
 
-// The calling thread's session in this epoch: opened on the thread state's first event (under
-// the GIL); null once disabled or the thread state's end has closed it, or if it could not be
-// opened (the thread goes unprofiled).
-inline Session* session_here(const PyThreadState* ts, bool open) {
+// The calling thread's session in this epoch, for thread state `ts` (null: the current one):
+// opened on the thread state's first event (under the GIL); null once disabled or the thread
+// state's end has closed it, or if it could not be opened (the thread goes unprofiled). Only a
+// session found is good until the next generation: without one, the thread state is checked
+// at every event, so that the next thread state of this OS thread gets a session of its own.
+[[gnu::noinline]] inline Session* find_here(const PyThreadState* ts, bool open) {
   ThreadSession& here = t_here;
-  if (here.epoch == g_epoch && here.thread_state == ts->id) return here.session;
+  if (ts == nullptr) ts = PyThreadState_Get();
+  if (here.epoch == g_epoch && here.thread_state == ts->id) {
+    if (here.session != nullptr) here.generation = g_generation;
+    return here.session;
+  }
   if (!open || g_profiler == nullptr) return nullptr;
-  here = ThreadSession{g_epoch, ts->id, nullptr};  // set first: Python may run in open_here()
+  here = ThreadSession{g_generation, g_epoch, ts->id, nullptr};  // first: Python may run next
   here.session = open_here();
+  if (here.session == nullptr) here.generation = 0;  // no generation is 0 once enabled
   return here.session;
 }
 
+// As find_here, for the frame producer, which is handed `ts`.
+inline Session* session_here(const PyThreadState* ts, bool open) {
+  const ThreadSession& here = t_here;
+  if (here.epoch == g_epoch && here.thread_state == ts->id) return here.session;
+  return find_here(ts, open);
+}
+
+// As find_here for the current thread state, which is only read when the generation moved.
+inline Session* session_here(bool open) {
+  const ThreadSession& here = t_here;
+  if (here.generation == g_generation) return here.session;
+  return find_here(nullptr, open);
+}
+
 // The thread state's end closed `session`: events still seen then (finalizers) must not reach
-// it, since the next thread to open a session may free it.
+// it, since the next thread to open a session may free it. Every thread checks its thread state
+// again at its next event (the ended one may have been another OS thread's, cleared from here).
 inline void forget(const Session* session) {
   if (t_here.session == session) t_here.session = nullptr;
+  ++g_generation;
 }
 
 // The profiler the producer serves from now on: a new epoch.
@@ -70,12 +102,14 @@ inline void start(PyObject* self) {
   g_owner = Py_NewRef(self);
   g_profiler = &impl_of(self);
   ++g_epoch;
+  ++g_generation;
 }
 
 // In a forked child (fork.hpp): no session is opened or reached any more.
 inline void make_inert() {
   g_profiler = nullptr;
   ++g_epoch;
+  ++g_generation;
 }
 
 // Takes the profiler's objects out of every thread state's dict, once their sessions are closed.
@@ -91,6 +125,7 @@ inline void drop_thread_objects(const Profiler& p) {
 inline void stop(Profiler& p, std::int64_t now) {
   g_profiler = nullptr;
   ++g_epoch;
+  ++g_generation;
   while (!p.threads.empty()) detach(*p.threads.back(), now);
   drop_thread_objects(p);
   Py_CLEAR(g_owner);  // last: the caller holds a reference of its own

@@ -15,20 +15,17 @@ class KeySet {
  public:
   KeySet() : slots_(kInitialSlots) {}
 
-  // True when key was not there yet and has now been stored with value.
+  // True when key was not there yet and has now been stored with value. Inline up to the first
+  // empty slot: the producer asks at every call, and almost always for a key stored already.
   bool insert(std::uintptr_t key, void* value) {
-    std::size_t i = index(key);
-    while (slots_[i].key != 0) {
+    for (std::size_t i = index(key);; i = (i + 1) & mask_) {
       if (slots_[i].key == key) return false;
-      i = (i + 1) & mask();
+      if (slots_[i].key == 0) return store(i, key, value);
     }
-    slots_[i] = Slot{key, value};
-    if (++size_ * 4 > slots_.size() * 3) grow();
-    return true;
   }
 
   void* find(std::uintptr_t key) const noexcept {
-    for (std::size_t i = index(key); slots_[i].key != 0; i = (i + 1) & mask()) {
+    for (std::size_t i = index(key); slots_[i].key != 0; i = (i + 1) & mask_) {
       if (slots_[i].key == key) return slots_[i].value;
     }
     return nullptr;
@@ -43,6 +40,7 @@ class KeySet {
 
   void clear() {
     slots_.assign(kInitialSlots, Slot{});
+    mask_ = kInitialSlots - 1;
     size_ = 0;
   }
 
@@ -55,18 +53,23 @@ class KeySet {
   };
   static constexpr std::size_t kInitialSlots = 1024;  // a power of two
 
-  std::size_t mask() const noexcept { return slots_.size() - 1; }
-
   // Fibonacci hashing: addresses differ mostly in their middle bits, which the multiply spreads
   // into the top bits the index takes.
   std::size_t index(std::uintptr_t key) const noexcept {
     const std::uint64_t mixed = static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ull;
-    return static_cast<std::size_t>(mixed >> 32) & mask();
+    return static_cast<std::size_t>(mixed >> 32) & mask_;
+  }
+
+  [[gnu::noinline]] bool store(std::size_t i, std::uintptr_t key, void* value) {
+    slots_[i] = Slot{key, value};
+    if (++size_ * 4 > slots_.size() * 3) grow();
+    return true;
   }
 
   void grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
+    mask_ = slots_.size() - 1;
     size_ = 0;
     for (const Slot& s : old) {
       if (s.key != 0) insert(s.key, s.value);
@@ -74,6 +77,7 @@ class KeySet {
   }
 
   std::vector<Slot> slots_;
+  std::size_t mask_ = kInitialSlots - 1;  // slots_.size() - 1, kept: one load less per probe
   std::size_t size_ = 0;
 };
 

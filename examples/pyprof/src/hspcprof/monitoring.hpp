@@ -14,9 +14,11 @@
 // profiler holds it at a time: enable() names the tool that holds it, disable() frees it.
 #pragma once
 
+#include "callback.hpp"
 #include "here.hpp"
 #include "threads.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 #define HSPCPROF_MONITORING (PY_VERSION_HEX >= 0x030C0000)
@@ -32,9 +34,9 @@ inline PyObject* g_missing = nullptr;  // sys.monitoring.MISSING: a call with no
 
 // PY_START, PY_RESUME, PY_THROW (code, offset): a call.
 template <Mode M>
-PyObject* started(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
+PyObject* started(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
-    Session* session = here::session_here(PyThreadState_Get(), true);
+    Session* session = here::session_here(true);
     if (session != nullptr) {
       auto* code = reinterpret_cast<PyCodeObject*>(args[0]);
       remember(*here::g_profiler, code);
@@ -47,9 +49,9 @@ PyObject* started(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
 // PY_RETURN, PY_YIELD, PY_UNWIND (code, offset[, value]): a return. One with no session yet
 // opens none: its profile would ignore it.
 template <Mode M>
-PyObject* ended(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
+PyObject* ended(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
-    Session* session = here::session_here(PyThreadState_Get(), false);
+    Session* session = here::session_here(false);
     if (session != nullptr) session->push<M>(make_event(g_clock->now(), args[0], kLeave));
   }
   Py_RETURN_NONE;
@@ -57,8 +59,12 @@ PyObject* ended(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
 
 // The PyMethodDef cProfile keys a C call by (get_cfunc_from_callable): a builtin function's or
 // method's, or that of a method descriptor called on an object of its type, which cProfile binds
-// to the object (the bound method's definition is the descriptor's); null for anything else.
-inline const PyMethodDef* c_function(PyObject* callable, PyObject* arg0) {
+// to the object (the bound method's definition is the descriptor's); null for anything else. Most
+// CALLs call Python functions or methods, or classes: their types are ruled out first, before
+// the subtype check PyCFunction_Check makes of anything else.
+[[gnu::always_inline]] inline const PyMethodDef* c_function(PyObject* callable, PyObject* arg0) {
+  const PyTypeObject* type = Py_TYPE(callable);
+  if (type == &PyFunction_Type || type == &PyMethod_Type || type == &PyType_Type) return nullptr;
   if (PyCFunction_Check(callable)) return reinterpret_cast<PyCFunctionObject*>(callable)->m_ml;
   if (!Py_IS_TYPE(callable, &PyMethodDescr_Type) || arg0 == g_missing) return nullptr;
   auto* descr = reinterpret_cast<PyMethodDescrObject*>(callable);
@@ -78,10 +84,10 @@ inline bool known(Profiler& p, const PyMethodDef* def, PyObject* callable, PyObj
 
 // CALL (code, offset, callable, arg0): a call if the callable is a C function.
 template <Mode M>
-PyObject* c_called(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
+PyObject* c_called(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
     const PyMethodDef* def = c_function(args[2], args[3]);
-    Session* session = def != nullptr ? here::session_here(PyThreadState_Get(), true) : nullptr;
+    Session* session = def != nullptr ? here::session_here(true) : nullptr;
     if (session != nullptr && known(*here::g_profiler, def, args[2], args[3])) {
       session->push<M>(make_event(g_clock->now(), def, kEnter));
     }
@@ -91,44 +97,36 @@ PyObject* c_called(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) 
 
 // C_RETURN, C_RAISE (code, offset, callable, arg0): its return.
 template <Mode M>
-PyObject* c_ended(PyObject* /*self*/, PyObject* const* args, Py_ssize_t /*n*/) {
+PyObject* c_ended(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
     const PyMethodDef* def = c_function(args[2], args[3]);
-    Session* session = def != nullptr ? here::session_here(PyThreadState_Get(), false) : nullptr;
+    Session* session = def != nullptr ? here::session_here(false) : nullptr;
     if (session != nullptr) session->push<M>(make_event(g_clock->now(), def, kLeave));
   }
   Py_RETURN_NONE;
-}
-
-using Fast = PyObject* (*)(PyObject*, PyObject* const*, Py_ssize_t);
-
-inline PyMethodDef method(const char* name, Fast callback) {
-  return {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(callback)),
-          METH_FASTCALL, nullptr};
 }
 
 enum Callback { kStarted, kEnded, kCCalled, kCEnded };
 
 // The callbacks of one mode, by Callback; the null mode's do nothing (the floor of this API).
 template <Mode M>
-PyMethodDef* callbacks() {
-  static PyMethodDef defs[] = {method("_started", started<M>), method("_ended", ended<M>),
-                               method("_c_called", c_called<M>), method("_c_ended", c_ended<M>)};
-  return defs;
+const vectorcallfunc* callbacks() {
+  static constexpr vectorcallfunc calls[] = {started<M>, ended<M>, c_called<M>, c_ended<M>};
+  return calls;
 }
 
-inline PyMethodDef* callbacks_for(Mode mode) {
+inline vectorcallfunc callback_for(Mode mode, Callback callback) {
   switch (mode) {
     case Mode::kNull:
-      return callbacks<Mode::kNull>();
+      return callbacks<Mode::kNull>()[callback];
     case Mode::kEmpty:
-      return callbacks<Mode::kEmpty>();
+      return callbacks<Mode::kEmpty>()[callback];
     case Mode::kInline:
-      return callbacks<Mode::kInline>();
+      return callbacks<Mode::kInline>()[callback];
     case Mode::kChannel:
       break;
   }
-  return callbacks<Mode::kChannel>();
+  return callbacks<Mode::kChannel>()[callback];
 }
 
 struct Registration {
@@ -149,9 +147,9 @@ inline PyObject* sys_monitoring() {
   return sys ? PyObject_GetAttrString(sys.get(), "monitoring") : nullptr;
 }
 
-// Registers `callback` (None: none) for each event this profiler takes; their mask, or -1 with
-// an exception set.
-inline long register_all(PyObject* monitoring, const Profiler& p, PyObject* self, bool on) {
+// Registers the mode's callback (on) or None (off) for each event this profiler takes; their
+// mask, or -1 with an exception set.
+inline long register_all(PyObject* monitoring, const Profiler& p, bool on) {
   const Ref events(PyObject_GetAttrString(monitoring, "events"));
   if (!events) return -1;
   long mask = 0;
@@ -159,8 +157,7 @@ inline long register_all(PyObject* monitoring, const Profiler& p, PyObject* self
     if (r.builtin && !p.builtins) continue;
     const Ref event(PyObject_GetAttrString(events.get(), r.event));
     const long bit = event ? PyLong_AsLong(event.get()) : -1;
-    const Ref callback(on ? PyCFunction_New(&callbacks_for(p.mode)[r.callback], self)
-                          : Py_NewRef(Py_None));
+    const Ref callback(on ? new_callback(callback_for(p.mode, r.callback)) : Py_NewRef(Py_None));
     if (bit < 0 || !callback) return -1;
     if (!Ref(PyObject_CallMethod(monitoring, "register_callback", "ilO", kToolId, bit,
                                  callback.get()))) {
@@ -173,7 +170,7 @@ inline long register_all(PyObject* monitoring, const Profiler& p, PyObject* self
 
 // The callbacks off and the tool id free; false with an exception set if sys.monitoring refused.
 inline bool release(PyObject* monitoring, const Profiler& p) {
-  const bool unregistered = register_all(monitoring, p, nullptr, false) >= 0;
+  const bool unregistered = register_all(monitoring, p, false) >= 0;
   return Ref(PyObject_CallMethod(monitoring, "set_events", "ii", kToolId, 0)) &&
          Ref(PyObject_CallMethod(monitoring, "free_tool_id", "i", kToolId)) && unregistered;
 }
@@ -199,7 +196,7 @@ inline bool enable(PyObject* self) {
     return false;
   }
   here::start(self);
-  const long mask = register_all(monitoring.get(), p, self, true);
+  const long mask = register_all(monitoring.get(), p, true);
   if (mask >= 0 && Ref(PyObject_CallMethod(monitoring.get(), "set_events", "il", kToolId, mask))) {
     return true;
   }
