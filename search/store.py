@@ -119,18 +119,7 @@ class RecordStore:
             raise ValueError(
                 f"record for host {entry.key.fingerprint!r} in the store of {self.fingerprint!r}"
             )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = entry_line(entry)
-        with self.path.open("a+b") as f:
-            # A previous writer killed mid-line left an unterminated fragment: end it, so that
-            # this entry starts a line of its own and only the fragment is lost.
-            if f.tell() > 0:
-                f.seek(-1, os.SEEK_END)
-                if f.read(1) != b"\n":
-                    f.write(b"\n")
-            f.write(line.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
+        append_lines(self.path, entry_line(entry))
         self._entries.append(entry)
         if isinstance(entry, Record):
             self._records.append(entry)
@@ -174,6 +163,23 @@ class RecordStore:
         """How many candidates this command's earlier run kept of the batch keyed `key`."""
         kept = [c.keep for c in self._cuts if c.key == key and c.run == run and c.keep]
         return min(kept) if kept else None
+
+
+def append_lines(path: Path, lines: str) -> None:
+    """Append whole `lines` (each ending in a newline) in one write, durable on return. Every
+    writer of a store appends, never rewrites, so a run appending beside another (or beside a
+    wisdom import) loses nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as f:
+        # A previous writer killed mid-line left an unterminated fragment: end it, so that these
+        # lines start a line of their own and only the fragment is lost.
+        if f.tell() > 0:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+        f.write(lines.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class StoreBusyError(Exception):

@@ -17,9 +17,9 @@ same plan's arm, a cut of the same plan and run, the same bench round) is left o
 would override the cache's own (a replay takes a round's latest samples), which measured this
 very host. A host record (the calibration, a user's code's cost) is taken when the cache has none
 for its key, or only one measured beside other load where the import's was not; else the cache's
-own is kept. What this version cannot read is left out too; all are counted. A store file is
-rewritten whole (a temporary file renamed) under the store's own lock, so that no run appends to
-it meanwhile.
+own is kept. What this version cannot read is left out too; all are counted. The entries taken
+are appended to a store file under the store's own lock, in one write, as a run appends its own:
+nothing a run appends meanwhile is lost.
 """
 
 from __future__ import annotations
@@ -40,7 +40,15 @@ from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.search import migrate
 from hspc_gen.search.entries import CalibrationRecord, Entry, UserCodeRecord, entry_from_dict, slot
 from hspc_gen.search.records import STORE_SCHEMA
-from hspc_gen.search.store import FOLDER, SAFE_NAME, entry_line, lock, parse_lines, store_file_name
+from hspc_gen.search.store import (
+    FOLDER,
+    SAFE_NAME,
+    append_lines,
+    entry_line,
+    lock,
+    parse_lines,
+    store_file_name,
+)
 
 FORMAT = "hspc-gen wisdom"
 FORMAT_VERSION = STORE_SCHEMA
@@ -233,17 +241,15 @@ _ADDED, _HOST_ADDED, _PRESENT, _CONFLICT, _KEPT = "added", "host", "present", "c
 
 
 def _merge(cache_dir: Path, host: HostWisdom, on_wait: Callable[[str], None]) -> HostPart:
-    """One host's entries merged into its store, rewritten whole under the store's lock."""
+    """One host's entries merged into its store, appended under the store's lock (a run may
+    append beside it: calibration and the user's code's cost do not take the lock)."""
     path = cache_dir / FOLDER / store_file_name(host.fingerprint)
     with lock(path, math.inf, on_wait):
         text = _text(path)
         merger = _Merger(parse_lines(text, path).entries)
         said = Counter(merger.take(entry) for entry in host.entries)
         if merger.new:
-            # A partial last line (a writer killed mid-line) ends first, as RecordStore.append
-            # ends it: only that fragment is lost.
-            ended = text if not text or text.endswith("\n") else text + "\n"
-            write_atomic(path, ended + "".join(merger.new))
+            append_lines(path, "".join(merger.new))
     return HostPart(
         host.fingerprint,
         said[_ADDED],
@@ -258,15 +264,14 @@ class _Merger:
     """What one store holds, and the lines an import adds to it."""
 
     def __init__(self, own: Iterable[Entry]) -> None:
+        # The cache's own latest entry per measurement: an import's later entries for the same
+        # measurement (measured again, quieter) are taken in their order, as the exporter has them.
         self.lines: set[str] = set()
         self.latest: dict[tuple[object, ...], Entry] = {}
         self.new: list[str] = []
         for entry in own:
-            self._hold(entry, entry_line(entry))
-
-    def _hold(self, entry: Entry, line: str) -> None:
-        self.lines.add(line)
-        self.latest[slot(entry)] = entry
+            self.lines.add(entry_line(entry))
+            self.latest[slot(entry)] = entry
 
     def take(self, entry: Entry) -> str:
         """Hold `entry` and say so, or say why not."""
@@ -277,7 +282,7 @@ class _Merger:
         host_record = isinstance(entry, HOST_RECORDS)
         if own is not None and not (host_record and _quieter(entry, own)):
             return _KEPT if host_record else _CONFLICT
-        self._hold(entry, line)
+        self.lines.add(line)
         self.new.append(line)
         return _HOST_ADDED if host_record else _ADDED
 

@@ -19,6 +19,7 @@ from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.reports import wisdom as wisdom_report
+from hspc_gen.search import store as store_module
 from hspc_gen.search import wisdom
 from hspc_gen.search.entries import CalibrationRecord, UserCodeRecord
 from hspc_gen.search.measure import calibrate, preflight
@@ -289,3 +290,33 @@ def test_the_hosts_topology_matrix_travels_with_the_wisdom(measured: Path, tmp_p
     store(own).append(matrix_record(trip=300.0))
     assert import_(file, own).part_of(HOST_A) == HostPart(HOST_A, 4, 2, conflicts=1)
     assert store(own).matrices(key(source="probe-1")) == (matrix_record(trip=300.0),)
+
+
+def test_an_exporters_later_entries_for_one_measurement_all_come_along(tmp_path: Path) -> None:
+    """A calibration measured busy, then again quiet: the importing cache holds both, in order,
+    so its latest is the exporter's latest (not the first taken, the second a "conflict")."""
+    source, file, empty = tmp_path / "source", tmp_path / "fleet.wisdom", tmp_path / "empty"
+    store(source).append(timings(busy=True, wake=90000.0))
+    store(source).append(timings())
+    export(source, file)
+    assert import_(file, empty).part_of(HOST_A) == HostPart(HOST_A, 0, 2)
+    assert store(empty).entries() == store(source).entries()
+
+
+def test_a_run_appending_while_an_import_merges_loses_nothing(
+    measured: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Calibration and the user's code's cost append without the store's lock: a line a run
+    appends between the import's read and its write stays (the import appends, never rewrites)."""
+    file, cache = tmp_path / "fleet.wisdom", tmp_path / "cache"
+    export(measured, file, HOST_A)
+    real = store_module.append_lines
+
+    def beside_a_run(path: Path, lines: str) -> None:
+        store(cache).append(timings(wake=5000.0))  # the run's append, at the worst moment
+        real(path, lines)
+
+    monkeypatch.setattr(wisdom, "append_lines", beside_a_run)
+    import_(file, cache)
+    assert timings(wake=5000.0) in store(cache).entries()
+    assert USER_CODE in store(cache).entries()
