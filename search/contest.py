@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
@@ -183,10 +184,14 @@ def run_rounds(
 
 
 def round_key(contest: Contest) -> RecordKey:
-    """What the contest's rounds are valid for: its sources and flags, and how it runs them."""
+    """What the contest's rounds are valid for: its sources and flags, the local headers the
+    user's code includes (reached through include folders, not in the project's files), and
+    how it runs them."""
     cpus = (contest.params.producer_cpu, contest.params.consumer_cpu)
     how = f"{plan_line('round', 1, cpus, contest.workload)} {candidate_id(contest.params)}"
-    source = project(contest).source_hash
+    work = contest.workload
+    headers = headers_digest(p for p in (work.producer_source, work.consumer_source) if p)
+    source = project(contest).source_hash + (f"+{headers}" if headers else "")
     return contest_rounds.round_key(
         contest.fingerprint, contest.compiler, contest.cxxflags, source, how
     )

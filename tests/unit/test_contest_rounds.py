@@ -121,3 +121,17 @@ def test_the_key_names_every_input_of_a_round(tmp_path: Path, changed: dict[str,
 
 def _order(sample: Sample) -> tuple[int, str]:
     return sample.round, sample.arm
+
+
+def test_the_key_names_the_headers_the_users_code_includes(tmp_path: Path) -> None:
+    """A header the user's code includes is reached through an include folder, not copied into
+    the contest's files: an edit to it is other work, so the rounds are not replayed."""
+    (tmp_path / "work.hpp").write_text("inline int work() { return 1; }\n")
+    source = tmp_path / "consume.cpp"
+    source.write_text('#include "work.hpp"\nvoid hspc_consume(const void*) { work(); }\n')
+    header = tmp_path / "app_channel.hpp"
+    header.write_text(HEADER)
+    with_code = dataclasses.replace(a_contest(header), workload=Workload(consumer_source=source))
+    before = contest.round_key(with_code)
+    (tmp_path / "work.hpp").write_text("inline int work() { return 2; }\n")
+    assert contest.round_key(with_code) != before
