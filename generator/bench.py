@@ -17,7 +17,7 @@ from hspc_gen.model import ChannelParams
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
 from hspc_gen.render import render_contest_files
-from hspc_gen.report import redraw
+from hspc_gen.report import readable, redraw
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import api as search
 from hspc_gen.search.api import Contest, Show, locked, quiet
@@ -41,6 +41,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     if not source.is_file():
         raise UserError(f"no result at {source}: run hspc-gen --target first, or pass --from")
     params = wiring.winner_of(source, target)
+    readable(source)  # the page is redrawn after the rounds: refuse now, not then
     header = _header_beside(source, target, written)
     folder = out or target.output.report
     wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)

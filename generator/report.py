@@ -40,8 +40,13 @@ def _drawn(folder: Path, loaded: ResultFile) -> tuple[Path, ...]:
 def redraw(folder: Path, result_file: Path) -> tuple[Path, ...]:
     """Draw the report again from the result document on disk (after `hspc-gen bench`); a
     result this version cannot read is refused with the loader's message."""
+    return _drawn(folder, readable(result_file))
+
+
+def readable(result_file: Path) -> ResultFile:
+    """The result on disk as the report reads it, or one message saying why it cannot be: asked
+    before anything is measured, so a bench does not end in a refusal."""
     try:
-        loaded = read_result(result_file)
+        return read_result(result_file)
     except UnreadableError as err:
-        raise UserError(f"the report was not redrawn: {err}") from None
-    return _drawn(folder, loaded)
+        raise UserError(f"the report cannot be drawn: {err}") from None

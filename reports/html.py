@@ -59,7 +59,11 @@ def panels(result: TuneResult, bench: BenchReport | None) -> tuple[Panel, ...]:
 def _curves_caption(result: TuneResult) -> str:
     """The buffer figure's caption, naming what its lines are as drawn: a line per primitive,
     or per buffer count where the step measured one primitive (Stage One's)."""
-    return CURVES.format(lines_are=figure_data.curves(result).lines_are or "primitive")
+    try:
+        lines_are = figure_data.curves(result).lines_are
+    except Exception:  # as _drawn: the figure's own panel then says what went wrong
+        lines_are = ""
+    return CURVES.format(lines_are=lines_are or "primitive")
 
 
 ROADMAP = (

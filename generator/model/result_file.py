@@ -127,7 +127,10 @@ def _loaded(data: Doc) -> ResultFile:
 
 
 def _caveat(data: Doc) -> Caveat:
-    return Caveat(CaveatKind(data["kind"]), str(data["text"]))
+    """A caveat; one of a kind a later hspc-gen added (schema 3 still) is shown as a note."""
+    kind = data["kind"]
+    known = kind in {k.value for k in CaveatKind}
+    return Caveat(CaveatKind(kind) if known else CaveatKind.note, str(data["text"]))
 
 
 def params(data: Doc) -> ChannelParams:

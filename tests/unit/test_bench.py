@@ -83,6 +83,21 @@ def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
     assert not out.exists() or listing(out) == []
 
 
+def test_a_result_the_report_cannot_read_is_refused_before_anything_runs(
+    estimated: Path, tmp_path: Path
+) -> None:
+    """The page is redrawn after the rounds: a result of an older schema is refused first (one
+    message, nothing built, measured or written), not after minutes of measuring."""
+    older = tmp_path / "hspc-result.json"
+    data = json.loads((estimated / "hspc-result.json").read_text(encoding="utf-8"))
+    older.write_text(json.dumps({**data, "schema_version": 2}), encoding="utf-8")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    done = bench("--target", EXAMPLE, "--from", older, "--out", out, "--cache", cache)
+    assert_one_clear_error(done, "the report cannot be drawn", "written with result schema 2")
+    assert not out.exists() or listing(out) == []
+    assert not (cache / "bench").exists()
+
+
 def test_a_contender_that_does_not_compile_or_crashes_is_a_row_with_its_status(
     tmp_path: Path,
 ) -> None:

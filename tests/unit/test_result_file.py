@@ -95,3 +95,9 @@ def test_the_pools_parameters_come_back_whole() -> None:
     result = dataclasses.replace(load_result(RESULT_DOC).result, pool=pool)
     written = json.loads(json.dumps(document(result)))
     assert load_result(written).result.pool == pool
+
+
+def test_a_caveat_of_a_kind_a_later_version_added_is_read_as_a_note() -> None:
+    later = {**RESULT_DOC, "caveats": [{"kind": "a-kind-of-later", "text": "said later"}]}
+    (caveat,) = load_result(later).caveats or ()
+    assert (caveat.kind.value, caveat.text) == ("note", "said later")
