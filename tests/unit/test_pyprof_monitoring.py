@@ -81,6 +81,23 @@ def test_it_takes_cprofiles_tool_id_and_frees_it(hp: ModuleType) -> None:
     assert theirs.stats[name_of(theirs.stats, "fib")][:2] == (1, 15)
 
 
+def test_a_callback_called_by_hand_with_too_few_arguments_is_refused(hp: ModuleType) -> None:
+    """register_callback hands the callbacks out: called from Python without the event's
+    arguments, they raise TypeError instead of reading past them."""
+    monitoring = sys.monitoring  # type: ignore[attr-defined]
+    events = monitoring.events
+    profile = hp.Profile()
+    with profile:
+        for event, arity in ((events.PY_START, 2), (events.PY_RETURN, 2), (events.CALL, 4)):
+            callback = monitoring.register_callback(PROFILER_ID, event, None)
+            monitoring.register_callback(PROFILER_ID, event, callback)  # put back at once
+            with pytest.raises(TypeError, match=f"callback takes {arity} arguments"):
+                callback()
+        wl.fib(5)
+    profile.create_stats()
+    assert profile.stats[name_of(profile.stats, "fib")][:2] == (1, 15)
+
+
 def test_another_tool_on_the_id_is_named(hp: ModuleType) -> None:
     theirs = cProfile.Profile()
     with theirs:

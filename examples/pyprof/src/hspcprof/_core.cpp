@@ -296,9 +296,9 @@ int profiler_init(PyObject* self, PyObject* args, PyObject* kwds) {
   return parse_mode(mode, p.mode) ? 0 : -1;
 }
 
-// Each hook (or the frame function, or the callbacks) holds a reference to the profiler, so every
-// session is closed by now; the last
-// consumers may still be draining.
+// While enabled the profiler is referenced (the 3.11 hook's object, or here::g_owner for the frame
+// function and the 3.12+ callbacks) and every thread's object holds one, so every session is
+// closed by now; the last consumers may still be draining.
 void profiler_dealloc(PyObject* self) {
   Profiler* p = reinterpret_cast<ProfilerObject*>(self)->impl;
   hspcprof::fork::forget(self);  // enabled still if its hooks were taken off by others

@@ -36,7 +36,8 @@ inline PyType_Spec callback_spec = {
     "hspcprof._core._Callback",
     sizeof(CallbackObject),
     0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION |
+        Py_TPFLAGS_IMMUTABLETYPE,  // no __call__ assigned from Python: the slot stays ours
     callback_slots,
 };
 

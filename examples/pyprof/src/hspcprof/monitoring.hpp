@@ -32,10 +32,21 @@ constexpr const char* kToolName = "hspcprof";
 
 inline PyObject* g_missing = nullptr;  // sys.monitoring.MISSING: a call with no argument
 
+// The callbacks are callable from Python too (sys.monitoring.register_callback returns them):
+// a call with fewer arguments than the event's is refused, not read past.
+template <Py_ssize_t K>
+[[gnu::always_inline]] inline bool too_few(std::size_t n) {
+  if (PyVectorcall_NARGS(n) >= K) [[likely]]
+    return false;
+  PyErr_Format(PyExc_TypeError, "hspcprof: a sys.monitoring callback takes %zd arguments", K);
+  return true;
+}
+
 // PY_START, PY_RESUME, PY_THROW (code, offset): a call.
 template <Mode M>
-PyObject* started(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
+PyObject* started(PyObject* /*self*/, PyObject* const* args, std::size_t n, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
+    if (too_few<2>(n)) return nullptr;
     Session* session = here::session_here(true);
     if (session != nullptr) {
       auto* code = reinterpret_cast<PyCodeObject*>(args[0]);
@@ -49,8 +60,9 @@ PyObject* started(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, 
 // PY_RETURN, PY_YIELD, PY_UNWIND (code, offset[, value]): a return. One with no session yet
 // opens none: its profile would ignore it.
 template <Mode M>
-PyObject* ended(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
+PyObject* ended(PyObject* /*self*/, PyObject* const* args, std::size_t n, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
+    if (too_few<2>(n)) return nullptr;
     Session* session = here::session_here(false);
     if (session != nullptr) session->push<M>(make_event(g_clock->now(), args[0], kLeave));
   }
@@ -84,8 +96,9 @@ inline bool known(Profiler& p, const PyMethodDef* def, PyObject* callable, PyObj
 
 // CALL (code, offset, callable, arg0): a call if the callable is a C function.
 template <Mode M>
-PyObject* c_called(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
+PyObject* c_called(PyObject* /*self*/, PyObject* const* args, std::size_t n, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
+    if (too_few<4>(n)) return nullptr;
     const PyMethodDef* def = c_function(args[2], args[3]);
     Session* session = def != nullptr ? here::session_here(true) : nullptr;
     if (session != nullptr && known(*here::g_profiler, def, args[2], args[3])) {
@@ -97,8 +110,9 @@ PyObject* c_called(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/,
 
 // C_RETURN, C_RAISE (code, offset, callable, arg0): its return.
 template <Mode M>
-PyObject* c_ended(PyObject* /*self*/, PyObject* const* args, std::size_t /*n*/, PyObject* /*kw*/) {
+PyObject* c_ended(PyObject* /*self*/, PyObject* const* args, std::size_t n, PyObject* /*kw*/) {
   if constexpr (M != Mode::kNull) {
+    if (too_few<4>(n)) return nullptr;
     const PyMethodDef* def = c_function(args[2], args[3]);
     Session* session = def != nullptr ? here::session_here(false) : nullptr;
     if (session != nullptr) session->push<M>(make_event(g_clock->now(), def, kLeave));
