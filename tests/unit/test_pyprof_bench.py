@@ -134,7 +134,10 @@ def test_the_command_refuses_what_it_cannot_do(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["bench", "bench-nob", "floor", "floor-nob", "short-3.11", "short-3.12", "short-3.13"],
+    [
+        *("bench", "bench-nob", "floor", "floor-nob"),
+        *("short-3.11", "short-3.12", "short-3.13", "table-3.11", "table-3.12", "table-3.13"),
+    ],
 )
 def test_the_committed_tables_are_the_committed_records_reported(name: str) -> None:
     """The README's numbers come from results/: each report there is what bench_report prints
