@@ -1,2 +1,4 @@
-"""The search: parameter space, strategies, build, run, statistics, decision and record store.
-The stages outside it call its face, `hspc_gen.search.api`, only."""
+"""The search, behind one face (`api`): `channel` (the channel's search, batch by batch) and
+`batch`/`tune` (one batch replayed or measured, within its budget), `contest` (`hspc-gen bench`);
+by role, `records/` (the one store and its kinds), `decisions/` (statistics, racing, the pick),
+`strategies/` (the space and what to try next), `measure/` (build and run) and `threads/`."""

@@ -23,24 +23,26 @@ from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.model.topology import ProbeHost, TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import channel, findings, migrate, wisdom
+from hspc_gen.search import channel
 from hspc_gen.search import contest as bench_contest
 from hspc_gen.search.batch import Machinery, Show, evaluate_every_round, quiet
 from hspc_gen.search.channel import Searched
 from hspc_gen.search.contest import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS, Contest
+from hspc_gen.search.decisions import findings
+from hspc_gen.search.decisions.stats import MARGIN_FLOOR
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.measure import topology as probe
 from hspc_gen.search.measure.calibrate import NOT_CALIBRATED, Calibrated
 from hspc_gen.search.measure.load import BUSY_OTHER_CPUS, machine_busy
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain, Toolchain
-from hspc_gen.search.placements import HostShape
-from hspc_gen.search.records import params_from_dict
-from hspc_gen.search.space import Space
-from hspc_gen.search.stages import stages
-from hspc_gen.search.stats import MARGIN_FLOOR
-from hspc_gen.search.store import RecordStore, StoreBusyError, locked
+from hspc_gen.search.records import migrate, wisdom
+from hspc_gen.search.records.records import params_from_dict
+from hspc_gen.search.records.store import RecordStore, StoreBusyError, locked
 from hspc_gen.search.strategies.base import make_batch
+from hspc_gen.search.strategies.placements import HostShape
+from hspc_gen.search.strategies.space import Space
+from hspc_gen.search.strategies.stages import stages
 from hspc_gen.search.threads import session
 from hspc_gen.search.threads.pool import PoolInputs, pool_tuning
 from hspc_gen.search.threads.recorded import Budget

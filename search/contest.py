@@ -31,13 +31,14 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import contest_rounds, stats
+from hspc_gen.search.decisions import stats
 from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
 from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
-from hspc_gen.search.records import RecordKey, Sample, candidate_id
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records import contest_rounds
+from hspc_gen.search.records.records import RecordKey, Sample, candidate_id
+from hspc_gen.search.records.store import RecordStore
 
 REFERENCE = "tuned_consume"
 ASSERTS = ("tuned_consume_asserts", "tuned_pop_asserts")

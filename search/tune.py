@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import schedule, stats
-from hspc_gen.search.decide import distance
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.decide import distance
+from hspc_gen.search.decisions.racing import Evaluation, PlanCounts, RaceSettings, race_and_decide
 from hspc_gen.search.measure.build import JOBS
-from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.plan import (
+from hspc_gen.search.measure.plan import (
     SAMPLE_SECONDS,
     Plan,
     Runner,
@@ -32,9 +32,10 @@ from hspc_gen.search.plan import (
     make_plan,
     records_from_run,
 )
-from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, race_and_decide
-from hspc_gen.search.records import Cut, Sample
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.measure.toolchain import Prepared
+from hspc_gen.search.records.records import Cut, Sample
+from hspc_gen.search.records.store import RecordStore
+from hspc_gen.search.strategies import schedule
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 
 STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")

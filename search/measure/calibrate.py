@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen.model import HostTimings
-from hspc_gen.search import stats
-from hspc_gen.search.entries import CalibrationRecord
+from hspc_gen.search.decisions import stats
 from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
-from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.entries import CalibrationRecord
+from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.store import RecordStore
 
 SAMPLES = 101
 RUN_TIMEOUT_SECONDS = 30.0

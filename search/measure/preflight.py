@@ -31,11 +31,11 @@ from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.model import Status
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.entries import UserCodeRecord
 from hspc_gen.search.measure import load, process
 from hspc_gen.search.measure.build import compile_program
-from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.entries import UserCodeRecord
+from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.store import RecordStore
 
 SMOKE_EVENTS = 100_000
 SMOKE_DEADLINE_SECONDS = 5.0  # a hang is named within this, plus the compile

@@ -24,8 +24,8 @@ from hspc_gen.search.measure.harness import (
     parse_samples,
     plan_text,
 )
-from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import base_of
+from hspc_gen.search.measure.plan import Plan, RunResult
+from hspc_gen.search.records.records import base_of
 
 
 class Outcome(Protocol):

@@ -23,9 +23,9 @@ from hspc_gen.model import ChannelParams, Objective, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.build import JOBS, MESON_OPTIONS, BuildResult, Project, build
 from hspc_gen.search.measure.harness import PACED_KIND, Invocation
+from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.run import run_plan, without_arms
-from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import RecordKey
+from hspc_gen.search.records.records import RecordKey
 from hspc_gen.search.strategies.base import Batch
 
 FLAGS = " ".join(MESON_OPTIONS)

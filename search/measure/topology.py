@@ -29,8 +29,8 @@ from hspc_gen.model.topology import (
 )
 from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
-from hspc_gen.search.records import MatrixRecord, RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import MatrixRecord, RecordKey
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.topology import moved
 
 PROBE = "topology_main.cpp"

@@ -14,9 +14,9 @@ from typing import Any, Protocol, TypeVar
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
-from hspc_gen.search import stats
-from hspc_gen.search.decide import Decision
-from hspc_gen.search.records import Candidate
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.decide import Decision
+from hspc_gen.search.records.records import Candidate
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort, Primitive
-from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
     Outline,
@@ -24,6 +23,7 @@ from hspc_gen.search.strategies.base import (
     option,
     rounds_option,
 )
+from hspc_gen.search.strategies.space import Space
 
 NAME = "exhaustive"
 STAGE = "exhaustive"

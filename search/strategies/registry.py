@@ -6,9 +6,9 @@ from collections.abc import Callable, Mapping
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
-from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import exhaustive, stage_one, stage_two
 from hspc_gen.search.strategies.base import Strategy
+from hspc_gen.search.strategies.space import Space
 
 Factory = Callable[[Space, ChannelParams, Effort, Mapping[str, object]], Strategy]
 

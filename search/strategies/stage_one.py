@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort
-from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
     Outline,
@@ -25,6 +24,7 @@ from hspc_gen.search.strategies.base import (
     outline_of,
     rounds_option,
 )
+from hspc_gen.search.strategies.space import Space
 
 NAME = "stage_one"
 STAGE = "one"

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Primitive
-from hspc_gen.search.space import Space
 from hspc_gen.search.strategies.base import (
     Batch,
     Outline,
@@ -29,6 +28,7 @@ from hspc_gen.search.strategies.base import (
     outline_of,
     rounds_option,
 )
+from hspc_gen.search.strategies.space import Space
 
 NAME = "stage_two"
 STAGE = "two"

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hspc_gen.search.stats import MIN_ROUNDS
+from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.guards import oversubscription
 from hspc_gen.search.threads.knee import challenger, leader, smallest_good, strongest, top

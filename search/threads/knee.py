@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from hspc_gen.model.threads import SHOWN_ROUNDS
-from hspc_gen.search.stats import MIN_ROUNDS
+from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.measure import Config, Lab
 
 

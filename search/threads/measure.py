@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen.model.threads import UNPINNED_PLACEMENT
-from hspc_gen.search import stats
-from hspc_gen.search.records import Sample
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.records.records import Sample
 
 
 @dataclass(frozen=True, order=True)

@@ -14,7 +14,7 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import MAX_THREADS, PinThreads
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import Capacity
-from hspc_gen.search.stats import MARGIN_FLOOR, MIN_ROUNDS
+from hspc_gen.search.decisions.stats import MARGIN_FLOOR, MIN_ROUNDS
 from hspc_gen.search.threads import placement
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.capacity import (

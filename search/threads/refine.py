@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hspc_gen.search.stats import MIN_ROUNDS
+from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.measure import Config, Lab
 from hspc_gen.search.threads.plan import COARSE_STEP, KNEE_POINTS, SETTLE_POINTS, Plan

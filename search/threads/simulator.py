@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen.model.shape import TopologyShape
-from hspc_gen.search.records import Sample
+from hspc_gen.search.records.records import Sample
 from hspc_gen.search.threads.capacity import WorkCost
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.search.threads.sim_hosts import Machine

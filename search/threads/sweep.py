@@ -17,8 +17,8 @@ import numpy as np
 from hspc_gen.model import Figure
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import SweepPoint
-from hspc_gen.search import stats
-from hspc_gen.search.stats import MIN_ROUNDS
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.capacity import WorkCost
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
 from hspc_gen.search.threads.plan import PLAN_SHARE

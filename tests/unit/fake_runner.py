@@ -22,13 +22,13 @@ import numpy as np
 from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.build import BuildResult
+from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.placements import HostShape
-from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import RecordKey, Sample, base_of
-from hspc_gen.search.space import Choice, PowerOfTwo, Space
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import RecordKey, Sample, base_of
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
+from hspc_gen.search.strategies.placements import HostShape
+from hspc_gen.search.strategies.space import Choice, PowerOfTwo, Space
 
 RECORDS_DIR = Path(__file__).resolve().parents[1] / "data" / "records"
 FINGERPRINT = "model-2vcpu-kvm-epyc"

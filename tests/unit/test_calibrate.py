@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import LIMITS
-from hspc_gen.search.entries import CalibrationRecord
 from hspc_gen.search.measure import calibrate
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.entries import CalibrationRecord
+from hspc_gen.search.records.store import RecordStore
 
 FINGERPRINT = "test-host"
 KEY = calibrate.key(FINGERPRINT)

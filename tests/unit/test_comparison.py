@@ -13,7 +13,7 @@ from test_cli import hspc_gen, listing
 from hspc_gen.model import ChannelParams, Figure, Primitive, Summary
 from hspc_gen.model.result import Compared, Comparison
 from hspc_gen.reports import comparison as comparison_report
-from hspc_gen.search.findings import named_winners
+from hspc_gen.search.decisions.findings import named_winners
 
 SMALL = "name: small\nevent:\n  size: 8\n"
 ONE = ChannelParams(64, 0, 4, 4096, Primitive.futex)

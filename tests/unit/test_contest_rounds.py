@@ -1,6 +1,6 @@
-"""hspc_gen.search.contest_rounds and contest.recorded_rounds: `hspc-gen bench`'s rounds kept in
-the record store, replayed by a re-run with the same inputs and extended by a longer one (the
-real build and run are test_bench's)."""
+"""hspc_gen.search.records.contest_rounds and contest.recorded_rounds: `hspc-gen bench`'s rounds
+kept in the record store, replayed by a re-run with the same inputs and extended by a longer one
+(the real build and run are test_bench's)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ from test_contest import HEADER, PARAMS, a_contest
 
 from hspc_gen.model import ChannelParams, Status
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import contest, contest_rounds
+from hspc_gen.search import contest
 from hspc_gen.search.contest import Measured
-from hspc_gen.search.entries import RoundRecord
-from hspc_gen.search.records import Sample
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records import contest_rounds
+from hspc_gen.search.records.entries import RoundRecord
+from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.store import RecordStore
 
 EVENTS = {"tuned_consume": 5000, "boost_spsc_bulk": 3000, "tbb_bounded_queue": 2000}
 KEY = contest_rounds.round_key("f", "g++", "-O2", "source", "how")

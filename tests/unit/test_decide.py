@@ -1,4 +1,4 @@
-"""hspc_gen.search.decide: margins, the tie order, objectives, exclusions, determinism."""
+"""hspc_gen.search.decisions.decide: margins, the tie order, objectives, exclusions, determinism."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import random
 from fake_runner import Cost, Simulated
 
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
-from hspc_gen.search import stats
-from hspc_gen.search.decide import Decision, pick_winner, tie_key
-from hspc_gen.search.records import Sample, aa_arm, candidate_id
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.decide import Decision, pick_winner, tie_key
+from hspc_gen.search.records.records import Sample, aa_arm, candidate_id
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.condvar)
 ROUNDS = 40

@@ -1,5 +1,5 @@
-"""hspc_gen.search.entries: the store's kinds beside the search's (the host's calibration, the
-user's code's cost, a bench round) as lines of the one store, and what is not one."""
+"""hspc_gen.search.records.entries: the store's kinds beside the search's (the host's calibration,
+the user's code's cost, a bench round) as lines of the one store, and what is not one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import Status
-from hspc_gen.search.entries import (
+from hspc_gen.search.records.entries import (
     ArmRound,
     CalibrationRecord,
     RoundRecord,
@@ -17,8 +17,8 @@ from hspc_gen.search.entries import (
     entry_from_dict,
     slot,
 )
-from hspc_gen.search.records import STORE_SCHEMA, RecordKey, Sample
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import STORE_SCHEMA, RecordKey, Sample
+from hspc_gen.search.records.store import RecordStore
 
 HOST = "host-abc123"
 SAMPLE = Sample("boost_spsc_bulk", 3, 1000, 25000.0, 24000.0, 23000.0, 1, 0, 0, True)

@@ -1,4 +1,5 @@
-"""hspc_gen.search.findings: what the result says of each step, here the host's own noise."""
+"""hspc_gen.search.decisions.findings: what the result says of each step, here the host's own
+noise."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 
 from fake_runner import Cost, Simulated
 
-from hspc_gen.search.findings import host_noise
+from hspc_gen.search.decisions.findings import host_noise
 
 
 def test_host_noise_is_the_channel_free_baselines_spread() -> None:

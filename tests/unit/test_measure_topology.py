@@ -23,8 +23,8 @@ from hspc_gen.model.topology import (
 )
 from hspc_gen.search.measure import program
 from hspc_gen.search.measure import topology as probe
-from hspc_gen.search.records import MatrixRecord
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import MatrixRecord
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.topology import Relations, classify, moved
 from hspc_gen.topology_plan import SecondRound, probe_host
 from hspc_gen.topology_text import read_matrix

@@ -1,7 +1,7 @@
-"""hspc_gen.search.migrate, on what hspc-gen wrote before the one store (tests/data/previous, made
-at dd4fbca with a real calibration and a real user's-code cost): the store's lines read as they
-are, the host's JSON caches taken into the store once, and a format-1 wisdom file read as
-records."""
+"""hspc_gen.search.records.migrate, on what hspc-gen wrote before the one store
+(tests/data/previous, made at dd4fbca with a real calibration and a real user's-code cost): the
+store's lines read as they are, the host's JSON caches taken into the store once, and a format-1
+wisdom file read as records."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from test_cli import EXAMPLE
 
 from hspc_gen.host import read_host
 from hspc_gen.model.wisdom import HostPart
-from hspc_gen.search import migrate, wisdom
-from hspc_gen.search.entries import CalibrationRecord, UserCodeRecord
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.measure.preflight import UserCode
-from hspc_gen.search.records import Cut, MatrixRecord, Record
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records import migrate, wisdom
+from hspc_gen.search.records.entries import CalibrationRecord, UserCodeRecord
+from hspc_gen.search.records.records import Cut, MatrixRecord, Record
+from hspc_gen.search.records.store import RecordStore
 
 PREVIOUS = Path(__file__).resolve().parents[1] / "data" / "previous"
 HOST = "previous-host"

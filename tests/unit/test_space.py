@@ -1,4 +1,4 @@
-"""hspc_gen.search.space and search.placements: grids, the memory bound, placements, the
+"""hspc_gen.search.strategies.space and search.placements: grids, the memory bound, placements, the
 measurement pair and the start point."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hspc_gen.model import (
     floor_power_of_two,
     next_power_of_two,
 )
-from hspc_gen.search.placements import UNPINNED_CPUS, HostShape, placements
-from hspc_gen.search.space import Choice, IntRange, PowerOfTwo, Space
+from hspc_gen.search.strategies.placements import UNPINNED_CPUS, HostShape, placements
+from hspc_gen.search.strategies.space import Choice, IntRange, PowerOfTwo, Space
 
 KiB, MiB = 1024, 1024 * 1024
 TWO_VCPU = HostShape(2, (0, 1), 2, 1, (), ((0, 1),), 64, 2 * MiB)

@@ -1,4 +1,5 @@
-"""hspc_gen.search.stats: paired log ratios, robust estimates, bootstrap, Wilcoxon, A/A floor."""
+"""hspc_gen.search.decisions.stats: paired log ratios, robust estimates, bootstrap, Wilcoxon, A/A
+floor."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import math
 import numpy as np
 from fake_runner import Cost, Simulated
 
-from hspc_gen.search import stats
-from hspc_gen.search.records import Sample
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.records.records import Sample
 
 
 def ns(s: Sample) -> float:

@@ -1,4 +1,5 @@
-"""hspc_gen.search.store: append-only JSON Lines, torn writes, keys, the recorded replay data."""
+"""hspc_gen.search.records.store: append-only JSON Lines, torn writes, keys, the recorded replay
+data."""
 
 from __future__ import annotations
 
@@ -14,9 +15,16 @@ import pytest
 
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix, PairTiming
-from hspc_gen.search.plan import RunResult, make_plan, records_from_run
-from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey, Sample
-from hspc_gen.search.store import (
+from hspc_gen.search.measure.plan import RunResult, make_plan, records_from_run
+from hspc_gen.search.records.records import (
+    Candidate,
+    Cut,
+    MatrixRecord,
+    Record,
+    RecordKey,
+    Sample,
+)
+from hspc_gen.search.records.store import (
     RecordStore,
     StoreBusyError,
     locked,
@@ -133,7 +141,7 @@ import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 import test_store
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.store import RecordStore
 store = RecordStore(Path(sys.argv[1]), test_store.KEY.fingerprint)
 i = 0
 while True:

@@ -12,7 +12,7 @@ from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import NO_EVENTS, WRONG_ANSWER, parse_samples
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, RealToolchain
-from hspc_gen.search.records import candidate_id
+from hspc_gen.search.records.records import candidate_id
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError, by_config
 from hspc_gen.search.threads.measure import Config

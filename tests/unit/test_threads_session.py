@@ -13,8 +13,8 @@ import pytest
 
 from hspc_gen.model import PinThreads
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS
 from hspc_gen.search.threads.counts import BUDGET
 from hspc_gen.search.threads.measure import BudgetSpentError

@@ -14,8 +14,8 @@ import pytest
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.recorded import Budget, Run
 from hspc_gen.search.threads.session import (

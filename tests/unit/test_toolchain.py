@@ -9,8 +9,8 @@ from pathlib import Path
 from hspc_gen.batch_project import BatchProjects, app_work
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.measure.plan import make_plan
 from hspc_gen.search.measure.toolchain import RealToolchain
-from hspc_gen.search.plan import make_plan
 from hspc_gen.search.strategies.base import make_batch
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"

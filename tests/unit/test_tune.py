@@ -11,12 +11,12 @@ import fake_runner as fr
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.measure.harness import SAMPLE_DEADLINE_SECONDS
+from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.plan import Plan, RunResult
-from hspc_gen.search.records import Cut, RecordKey, Sample
-from hspc_gen.search.stats import MIN_ROUNDS
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.records import Cut, RecordKey, Sample
+from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, make_batch
 from hspc_gen.search.tune import (
     CALIBRATION_ROUND,

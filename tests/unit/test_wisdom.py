@@ -1,5 +1,5 @@
-"""hspc_gen.search.wisdom and `hspc-gen wisdom`: what one cache measured, exported, checked by
-its content hash and merged into another cache without duplicates (the real replay from an
+"""hspc_gen.search.records.wisdom and `hspc-gen wisdom`: what one cache measured, exported, checked
+by its content hash and merged into another cache without duplicates (the real replay from an
 imported cache is test_end_to_end's)."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
 from hspc_gen.reports import wisdom as wisdom_report
-from hspc_gen.search import store as store_module
-from hspc_gen.search import wisdom
-from hspc_gen.search.entries import CalibrationRecord, UserCodeRecord
 from hspc_gen.search.measure import calibrate, preflight
-from hspc_gen.search.records import Candidate, Cut, MatrixRecord, Record, RecordKey
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records import store as store_module
+from hspc_gen.search.records import wisdom
+from hspc_gen.search.records.entries import CalibrationRecord, UserCodeRecord
+from hspc_gen.search.records.records import Candidate, Cut, MatrixRecord, Record, RecordKey
+from hspc_gen.search.records.store import RecordStore
 
 HOST_A, HOST_B = "host-a", "host-b"
 PARAMS = ChannelParams(128, 4096, 4, 2048, Primitive.futex, 0, 1)

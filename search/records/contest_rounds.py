@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import Status
-from hspc_gen.search.entries import ArmRound, RoundRecord
-from hspc_gen.search.records import RecordKey, Sample
-from hspc_gen.search.store import RecordStore
+from hspc_gen.search.records.entries import ArmRound, RoundRecord
+from hspc_gen.search.records.records import RecordKey, Sample
+from hspc_gen.search.records.store import RecordStore
 
 Failed = Mapping[str, tuple[Status, str]]  # arm -> status, cause
 

@@ -21,7 +21,7 @@ from hspc_gen.model import DEFAULT_SPIN_NS, PARAM_NAMES, ChannelParams, Primitiv
 from hspc_gen.model.topology import Matrix
 
 if TYPE_CHECKING:  # only for the annotation of Cut.of_plan: search.plan imports this module
-    from hspc_gen.search.plan import Plan
+    from hspc_gen.search.measure.plan import Plan
 
 BASELINE_ARMS: tuple[str, ...] = (
     "producer_alone",

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TypeVar
 
-from hspc_gen.search.entries import Entry, entry_from_dict
-from hspc_gen.search.records import Cut, MatrixRecord, Record, RecordKey
+from hspc_gen.search.records.entries import Entry, entry_from_dict
+from hspc_gen.search.records.records import Cut, MatrixRecord, Record, RecordKey
 
 FOLDER = "records"  # under the cache folder
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort
-from hspc_gen.search import stats
+from hspc_gen.search.decisions import stats
 from hspc_gen.search.measure.build import JOBS
+from hspc_gen.search.measure.plan import SAMPLE_SECONDS
 from hspc_gen.search.measure.toolchain import points_per_unit
-from hspc_gen.search.plan import SAMPLE_SECONDS
-from hspc_gen.search.space import Space
 from hspc_gen.search.strategies import registry
+from hspc_gen.search.strategies.space import Space
 
 # The cost model, from builds on a 2-vCPU EPYC VM with g++ 12 -O2, ccache off (1 point: 2.8 s;
 # 16 points in 2 units: 4.2 s; 32 in 4: 6.2 s; 16 in 16 units: 8.2 s), and runs:

@@ -18,16 +18,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hspc_gen.search.entries import (
+from hspc_gen.search.measure import calibrate, preflight
+from hspc_gen.search.records.entries import (
     CalibrationRecord,
     Entry,
     UserCodeRecord,
     floats,
     strict_bool,
 )
-from hspc_gen.search.measure import calibrate, preflight
-from hspc_gen.search.records import RecordKey
-from hspc_gen.search.store import FOLDER, SAFE_NAME, RecordStore
+from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.store import FOLDER, SAFE_NAME, RecordStore
 
 HOST_FOLDER = "host"  # under the cache folder, where that version kept them
 CALIBRATION_PREFIX = "timings-"

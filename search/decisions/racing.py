@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hspc_gen.model import Objective, Status
-from hspc_gen.search import stats
-from hspc_gen.search.decide import (
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.decide import (
     SamplesByArm,
     is_equivalent,
     metric_for,
     noise_floor,
     pick_winner,
 )
-from hspc_gen.search.plan import Plan, Runner, RunResult, make_plan
-from hspc_gen.search.records import Candidate, Sample, aa_arm, latency_arm
+from hspc_gen.search.measure.plan import Plan, Runner, RunResult, make_plan
+from hspc_gen.search.records.records import Candidate, Sample, aa_arm, latency_arm
 from hspc_gen.search.strategies.base import Batch, StepResult
 
 

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hspc_gen.model import ChannelParams, Objective, Status, Summary
-from hspc_gen.search import stats
-from hspc_gen.search.records import AA_PREFIX, Sample
+from hspc_gen.search.decisions import stats
+from hspc_gen.search.records.records import AA_PREFIX, Sample
 
 SamplesByArm = Mapping[str, Sequence[Sample]]
 

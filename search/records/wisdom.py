@@ -37,10 +37,16 @@ from hspc_gen import __version__
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
 from hspc_gen.model.wisdom import HostPart, WisdomAction, WisdomReport
-from hspc_gen.search import migrate
-from hspc_gen.search.entries import CalibrationRecord, Entry, UserCodeRecord, entry_from_dict, slot
-from hspc_gen.search.records import STORE_SCHEMA
-from hspc_gen.search.store import (
+from hspc_gen.search.records import migrate
+from hspc_gen.search.records.entries import (
+    CalibrationRecord,
+    Entry,
+    UserCodeRecord,
+    entry_from_dict,
+    slot,
+)
+from hspc_gen.search.records.records import STORE_SCHEMA
+from hspc_gen.search.records.store import (
     FOLDER,
     SAFE_NAME,
     append_lines,

@@ -24,7 +24,12 @@ from hspc_gen.model import (
     floor_power_of_two,
     smallest_buffer_memory,
 )
-from hspc_gen.search.placements import SIBLING_CLASS, UNPINNED_CPUS, HostShape, placements
+from hspc_gen.search.strategies.placements import (
+    SIBLING_CLASS,
+    UNPINNED_CPUS,
+    HostShape,
+    placements,
+)
 
 # The grids the search walks, inside the parameter limits (model.LIMITS).
 PADDING_GRID: tuple[int, ...] = (0, 64, 128, 256, LIMITS["padding_bytes"].high)

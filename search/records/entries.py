@@ -22,7 +22,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hspc_gen.model import Status
-from hspc_gen.search.records import STORE_SCHEMA, Cut, MatrixRecord, Record, RecordKey, Sample
+from hspc_gen.search.records.records import (
+    STORE_SCHEMA,
+    Cut,
+    MatrixRecord,
+    Record,
+    RecordKey,
+    Sample,
+)
 
 READ_SCHEMAS = (STORE_SCHEMA,)
 """The schema versions this hspc-gen reads. Version 1 (lines without a version) keyed the work
