@@ -2,6 +2,6 @@
 
 import sys
 
-from hspc_gen.cli import main
+from hspc_gen.cli.main import main
 
 sys.exit(main())

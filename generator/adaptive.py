@@ -11,13 +11,13 @@ import dataclasses
 import math
 import os
 
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model import DEFAULT_SPIN_NS, HostTimings
 from hspc_gen.model.pool import Basis, PoolTuning
 from hspc_gen.model.result import Confirmed, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.api import MARGIN_FLOOR, PoolInputs, pool_tuning
-from hspc_gen.target import Target
+from hspc_gen.target.app import Target
 
 USER_CODE_GUESS_NS = 1000.0
 """The consumer's own code per event before it is measured: Workload.expected_ns_per_event's

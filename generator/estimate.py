@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model import (
     LIMITS,
     SEARCH_MIN_BUFFER_BYTES,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 from hspc_gen.cpulist import format_cpu_list
 from hspc_gen.errors import UserError
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import UNPINNED_PLACEMENT, ThreadAdvice
 

@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from hspc_gen import adaptive, params, pinning, wiring
-from hspc_gen.emit import HeaderWriter, json_text
+from hspc_gen import adaptive, pinning, wiring
+from hspc_gen.emit.header import HeaderWriter, json_text
 from hspc_gen.errors import UserError
 from hspc_gen.files import writable_problem, write_atomic
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
@@ -53,7 +53,8 @@ from hspc_gen.search.api import (
     machine_busy,
     quiet,
 )
-from hspc_gen.target import Target, load_target
+from hspc_gen.target import params
+from hspc_gen.target.app import Target, load_target
 
 RESULT_FILE = "hspc-result.json"
 SUMMARY_FILE = "hspc-summary.md"
@@ -70,7 +71,7 @@ class Options:
     effort: Effort
     overrides: tuple[str, ...]
     cache: Path | None
-    command: tuple[str, ...]  # the command line's words the header records (cli_common)
+    command: tuple[str, ...]  # the command line's words the header records (cli.common)
 
 
 def run(options: Options, show: Show = quiet) -> TuneResult:

@@ -18,11 +18,11 @@ from importlib import resources
 import jinja2
 
 from hspc_gen import __version__, pinning
-from hspc_gen.header_text import comment_text, meson_string, shell_line
+from hspc_gen.emit.header_text import comment_text, meson_string, shell_line
+from hspc_gen.emit.provenance import TunedOn, initializer_lines
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.provenance import TunedOn, initializer_lines
 
 # The runtime headers that make up a generated header; their local includes decide the order.
 RUNTIME_ROOTS = (
@@ -75,7 +75,7 @@ class HeaderSpec:
 
     def __post_init__(self) -> None:
         # C++ uses both as they are (the namespace, the file name in the first line): app.yaml
-        # refuses any other (target_fields); a caller that skipped it is a bug, not bad input.
+        # refuses any other (target.fields); a caller that skipped it is a bug, not bad input.
         for what, text in (("name", self.name), ("namespace", self.namespace)):
             if _IDENTIFIER.fullmatch(text) is None:
                 raise ValueError(f"the header's {what} {text!r} is not a C++ identifier")

@@ -13,11 +13,11 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from hspc_gen import __version__, estimate, params, topology_plan
+from hspc_gen import __version__, estimate
 from hspc_gen.batch_project import BatchProjects
 from hspc_gen.errors import UserError
 from hspc_gen.files import writable_problem
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model import (
     UNCALIBRATED,
     ChannelParams,
@@ -43,9 +43,16 @@ from hspc_gen.search.api import (
     params_from_dict,
     stages,
 )
-from hspc_gen.target import Target
-from hspc_gen.topology import lasting_classes, moved_pairs, representative_pairs, typical_class
-from hspc_gen.topology_text import topology_json
+from hspc_gen.target import params
+from hspc_gen.target.app import Target
+from hspc_gen.topology import plan as topology_plan
+from hspc_gen.topology.classes import (
+    lasting_classes,
+    moved_pairs,
+    representative_pairs,
+    typical_class,
+)
+from hspc_gen.topology.text import topology_json
 
 CONFIRM_SHARE = (
     0.10  # of the budget, kept for re-measuring the best candidates (12 s at 120 s; it takes ~5 s)

@@ -241,11 +241,11 @@ class RepresentativePair:
 @dataclass(frozen=True)
 class ProbeHost:
     """The host as the topology probe takes it (search.measure.topology), built by the host's own
-    modules (topology_plan.probe_host): the measuring never reads a Host."""
+    modules (topology.plan.probe_host): the measuring never reads a Host."""
 
     fingerprint: str
     cpus: tuple[int, ...]  # the allowed CPUs
-    first_round: tuple[tuple[int, int], ...]  # the pairs measured first (topology_plan)
+    first_round: tuple[tuple[int, int], ...]  # the pairs measured first (topology.plan)
     source: str  # where a matrix is measured, for a person reading a recorded one
     classify: Callable[[Matrix], Topology]  # a matrix's classes, with what sysfs declares
     relation: Callable[[int, int], str]  # what sysfs declares between two CPUs (RELATIONS)

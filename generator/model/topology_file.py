@@ -1,5 +1,5 @@
 """The measured topology as the host document carries it (`hspc-gen host --json`, and the result's
-`host.topology`: written by generator/topology_text.py's `topology_json`), read back into the
+`host.topology`: written by generator/topology/text.py's `topology_json`), read back into the
 model's TopologyOutcome: the one reader of that part of the documents."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The host's communication structure, measured: the topology probe
 (runtime/bench/topology_main.cpp) times a cache line's round trip and a block's transfer between
-pairs of CPUs (generator.topology_plan chooses them), and generator.topology classes them.
+pairs of CPUs (topology.plan chooses them), and topology.classes classes them.
 
 Measured once per host fingerprint, probe and compiler, and kept in the record store as a
 `MatrixRecord` (exported and imported with wisdom like every measured fact). A matrix measured
@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from hspc_gen import topology_plan
 from hspc_gen.model.topology import (
     Matrix,
     PairTiming,
@@ -31,7 +30,8 @@ from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
 from hspc_gen.search.records.records import MatrixRecord, RecordKey
 from hspc_gen.search.records.store import RecordStore
-from hspc_gen.topology import moved
+from hspc_gen.topology import plan as topology_plan
+from hspc_gen.topology.classes import moved
 
 PROBE = "topology_main.cpp"
 PROBE_HEADERS = ("bench/cpus.hpp",)  # what the probe includes of runtime/: its build depends on

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.sim_model import Operating

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.errors import UserError
-from hspc_gen.target import load_target
+from hspc_gen.target.app import load_target
 
 H = "name: t\nevent:\n  size: 8\n"  # a valid head, so a case's own lines start at line 4
 

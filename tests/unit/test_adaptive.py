@@ -20,15 +20,15 @@ from test_render import STRICT, WARNINGS, spec, std_flag
 from test_threads_knee import _session
 
 from hspc_gen.adaptive import estimated_pool, with_pool
-from hspc_gen.emit import HeaderWriter
-from hspc_gen.host import read_host
+from hspc_gen.emit.header import HeaderWriter
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import Figure, HostTimings, Status
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.render import render_header
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
-from hspc_gen.target import Target, load_target
+from hspc_gen.target.app import Target, load_target
 
 REPO = Path(__file__).resolve().parents[2]
 HOST = read_host(SYSFS / "epyc-2c-vm" / "sys")

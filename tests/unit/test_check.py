@@ -17,10 +17,10 @@ import pytest
 from test_cli import SYSFS, assert_one_clear_error, hspc_gen
 
 from hspc_gen import __version__
-from hspc_gen.check import differences, model_name_matches
-from hspc_gen.host import read_host
-from hspc_gen.host_sysfs import read_cpuinfo
-from hspc_gen.provenance import TunedOn, initializer_lines, tuned_on
+from hspc_gen.emit.check import differences, model_name_matches
+from hspc_gen.emit.provenance import TunedOn, initializer_lines, tuned_on
+from hspc_gen.host.machine import read_host
+from hspc_gen.host.sysfs import read_cpuinfo
 
 CPUINFO = Path(__file__).resolve().parents[1] / "data" / "cpuinfo"
 OTHER_HOST = SYSFS / "2s-8c-2t" / "sys"

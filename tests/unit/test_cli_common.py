@@ -1,4 +1,4 @@
-"""hspc_gen.cli_common: the live progress line as a person meets it, on a real pseudo-terminal
+"""hspc_gen.cli.common: the live progress line as a person meets it, on a real pseudo-terminal
 (rich draws it there), and nothing at all when stderr is not a terminal."""
 
 from __future__ import annotations
@@ -8,14 +8,14 @@ import pty
 import subprocess
 import sys
 
-from hspc_gen.cli_common import live_line, verbatim_values
+from hspc_gen.cli.common import live_line, verbatim_values
 from hspc_gen.model import Figure
 from hspc_gen.model.progress import Progress
 
 PROGRESS = Progress("one", "padding", 5, 3, 12, 30, "futex 4x131072 B pad 128",
                     Figure(741e6, 702e6, 760e6, 12), 64.4)  # fmt: skip
 TELL = f"""
-from hspc_gen.cli_common import progress
+from hspc_gen.cli.common import progress
 from hspc_gen.model import Figure
 from hspc_gen.model.progress import Progress
 with progress(silent=False) as show:

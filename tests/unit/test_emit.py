@@ -10,13 +10,13 @@ import pytest
 from target_files import write
 from test_pipeline import machinery, settings
 
-from hspc_gen.emit import HeaderWriter, json_text
-from hspc_gen.host import read_host
+from hspc_gen.emit.header import HeaderWriter, json_text
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.channel import measure_confirmation, search, search_result
-from hspc_gen.target import load_target
+from hspc_gen.target.app import load_target
 
 
 def test_json_text_is_canonical() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from hspc_gen import estimate, wiring
 from hspc_gen.errors import UserError
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import (
     DEFAULT_SPIN_NS,
     LIMITS,
@@ -17,8 +17,8 @@ from hspc_gen.model import (
     SpinBudgets,
     smallest_buffer_memory,
 )
-from hspc_gen.params import fit_memory
-from hspc_gen.target import load_target
+from hspc_gen.target.app import load_target
+from hspc_gen.target.params import fit_memory
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 HOSTS = ("epyc-2c-vm", "1s-4c-8t", "2s-8c-2t")

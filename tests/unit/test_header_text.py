@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from hspc_gen import __version__
-from hspc_gen.header_text import comment_text, meson_string, shell_line, shell_word
+from hspc_gen.emit.header_text import comment_text, meson_string, shell_line, shell_word
+from hspc_gen.emit.provenance import TunedOn, parse_tuned_on
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.provenance import TunedOn, parse_tuned_on
 from hspc_gen.render import (
     AppWork,
     BenchVariant,

@@ -1,5 +1,5 @@
-"""hspc_gen.host against recorded and generated sysfs trees, the live machine, and hwloc's lstopo
-reading the very same trees."""
+"""hspc_gen.host.machine against recorded and generated sysfs trees, the live machine, and hwloc's
+lstopo reading the very same trees."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import sysfs_scripts
 
 from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
-from hspc_gen.host import Cache, Host, compiler_version, describe, read_host
-from hspc_gen.host_sysfs import read_allowed, read_cpu_quota, read_huge_pages
+from hspc_gen.host.machine import Cache, Host, compiler_version, describe, read_host
+from hspc_gen.host.sysfs import read_allowed, read_cpu_quota, read_huge_pages
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 TREES = sorted(p.name for p in DATA.iterdir() if (p / "sys" / "devices").is_dir())

@@ -1,4 +1,4 @@
-"""`hspc-gen host` (hspc_gen.host_survey): the host as sysfs declares it and as its CPU pairs
+"""`hspc-gen host` (hspc_gen.cli.host): the host as sysfs declares it and as its CPU pairs
 measure, on this machine (the real probe) and on recorded trees with their recorded matrices."""
 
 from __future__ import annotations

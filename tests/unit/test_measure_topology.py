@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import (
     DisagreementKind,
     Matrix,
@@ -25,9 +25,9 @@ from hspc_gen.search.measure import program
 from hspc_gen.search.measure import topology as probe
 from hspc_gen.search.records.records import MatrixRecord
 from hspc_gen.search.records.store import RecordStore
-from hspc_gen.topology import Relations, classify, moved
-from hspc_gen.topology_plan import SecondRound, probe_host
-from hspc_gen.topology_text import read_matrix
+from hspc_gen.topology.classes import Relations, classify, moved
+from hspc_gen.topology.plan import SecondRound, probe_host
+from hspc_gen.topology.text import read_matrix
 
 CPUS = sorted(os.sched_getaffinity(0))
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_cli import EXAMPLE
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model.wisdom import HostPart
 from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.measure.preflight import UserCode

@@ -6,8 +6,8 @@ import pytest
 
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Primitive
-from hspc_gen.params import apply, check, fit_memory, parse_overrides
-from hspc_gen.units import parse_size
+from hspc_gen.target.params import apply, check, fit_memory, parse_overrides
+from hspc_gen.target.units import parse_size
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.futex)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.errors import UserError
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.pinning import agreeing, check_overrides, completed, partner

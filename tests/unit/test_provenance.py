@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from test_render import spec
 
-from hspc_gen.host import read_host
-from hspc_gen.provenance import (
+from hspc_gen.emit.provenance import (
     COLUMNS,
     DamagedError,
     TunedOn,
@@ -21,6 +20,7 @@ from hspc_gen.provenance import (
     parse_tuned_on,
     tuned_on,
 )
+from hspc_gen.host.machine import read_host
 from hspc_gen.render import HeaderSpec, render_header
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from hspc_gen import __version__
+from hspc_gen.emit.provenance import TunedOn
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.provenance import TunedOn
 from hspc_gen.render import (
     BenchVariant,
     HeaderSpec,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from hspc_gen import wiring
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import Effort
 from hspc_gen.search.strategies import schedule
 from hspc_gen.search.strategies.schedule import Schedule, StepOutline
-from hspc_gen.target import load_target
+from hspc_gen.target.app import load_target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "app.yaml"
 

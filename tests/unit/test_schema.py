@@ -1,7 +1,7 @@
 """generator/schema/app.schema.json: committed, current, and in step with the loader.
 
-After changing the models in generator/target.py, regenerate the file with
-    .venv/bin/python -m hspc_gen.target --write-schema
+After changing the models in generator/target/app.py, regenerate the file with
+    .venv/bin/python -m hspc_gen.target.app --write-schema
 and review the diff.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from hspc_gen import target
 from hspc_gen.model import Objective, PinThreads, Primitive
-from hspc_gen.target import SCHEMA_PATH, Target, schema_text
+from hspc_gen.target import app as target
+from hspc_gen.target.app import SCHEMA_PATH, Target, schema_text
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA: dict[str, Any] = json.loads(schema_text())
@@ -26,7 +26,7 @@ SCHEMA: dict[str, Any] = json.loads(schema_text())
 def test_committed_schema_is_current() -> None:
     assert SCHEMA_PATH.resolve() == REPO / "generator" / "schema" / "app.schema.json"
     assert SCHEMA_PATH.read_text(encoding="utf-8") == schema_text(), (
-        "app.schema.json is stale: run `python -m hspc_gen.target --write-schema`"
+        "app.schema.json is stale: run `python -m hspc_gen.target.app --write-schema`"
     )
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import math
 from pathlib import Path
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Effort, Figure, Objective, Primitive, Status, Summary
 from hspc_gen.model.result import (
     CandidateResult,
@@ -20,8 +20,8 @@ from hspc_gen.model.result import (
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.reports.summary import render
-from hspc_gen.topology import classify
-from hspc_gen.topology_text import read_matrix, topology_json
+from hspc_gen.topology.classes import classify
+from hspc_gen.topology.text import read_matrix, topology_json
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 WINNER = ChannelParams(64, 0, 4, 4096, Primitive.futex)

@@ -1,7 +1,7 @@
 """app.yaml into a Target: defaults, units, paths, overrides, and one clear message per bad input.
 
-The YAML reading itself (generator/yaml_source.py: line numbers, duplicate keys) is tested here
-too, through load_target, where its messages reach the user.
+The YAML reading itself (generator/target/yaml_source.py: line numbers, duplicate keys) is tested
+here too, through load_target, where its messages reach the user.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 from target_files import H, error_of, write
 
 from hspc_gen.model import Objective, PinThreads, Primitive
-from hspc_gen.target import Event, Target, Workload, default_align, load_target, main
+from hspc_gen.target.app import Event, Target, Workload, default_align, load_target, main
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"
@@ -258,7 +258,7 @@ def test_module_main_reports_bad_input_alone(
     assert captured.out == ""
     assert captured.err == f"{path}:4: unknown key 'objectve' (did you mean 'objective'?)\n"
     assert main([]) == 2
-    assert "usage: python -m hspc_gen.target" in capsys.readouterr().err
+    assert "usage: python -m hspc_gen.target.app" in capsys.readouterr().err
 
 
 def test_a_dumped_target_validates_to_itself() -> None:

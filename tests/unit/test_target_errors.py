@@ -9,7 +9,7 @@ import pytest
 from target_files import H, error_of, write
 
 from hspc_gen.errors import UserError
-from hspc_gen.target import load_target
+from hspc_gen.target.app import load_target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "app.yaml"
 

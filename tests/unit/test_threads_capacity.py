@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import MAX_THREADS
 from hspc_gen.model.shape import SMT_YIELD, TopologyShape
 from hspc_gen.search.threads.capacity import WorkCost, estimate

@@ -19,7 +19,7 @@ import pytest
 from recorded_curves import DATA, Curve, CurveHost, random_curve, recorded_curves
 from test_summary import RUN, WINNER, searched
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.result_file import load_result

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.cpulist import parse_cpu_list
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import PinThreads
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.errors import UserError
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import CurvePoint, ThreadsReport, VersusBest

@@ -1,5 +1,5 @@
-"""hspc_gen.topology: CPU-pair matrices recorded beside the sysfs trees (tests/data/sysfs, see
-make_matrices.py; epyc-2c-vm's measured on the development VM), clustered into classes, named
+"""hspc_gen.topology.classes: CPU-pair matrices recorded beside the sysfs trees (tests/data/sysfs,
+see make_matrices.py; epyc-2c-vm's measured on the development VM), clustered into classes, named
 after sysfs where the two agree, and the disagreements where they do not."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from hspc_gen import wiring
 from hspc_gen.errors import UserError
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import (
     Disagreement,
     DisagreementKind,
@@ -23,8 +23,8 @@ from hspc_gen.model.topology import (
     TopologyOutcome,
     TopologyStatus,
 )
-from hspc_gen.target import Target
-from hspc_gen.topology import (
+from hspc_gen.target.app import Target
+from hspc_gen.topology.classes import (
     GAP_RATIO,
     SIBLING_ROUND_TRIP_NS,
     Predictor,
@@ -37,7 +37,7 @@ from hspc_gen.topology import (
     representative_pairs,
     typical_class,
 )
-from hspc_gen.topology_text import matrix_text, read_matrix
+from hspc_gen.topology.text import matrix_text, read_matrix
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.model.topology_file import measured_topology, topology_outcome
-from hspc_gen.topology import classify
-from hspc_gen.topology_text import read_matrix, topology_json
+from hspc_gen.topology.classes import classify
+from hspc_gen.topology.text import read_matrix, topology_json
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 

@@ -1,4 +1,4 @@
-"""hspc_gen.topology_plan: which CPU pairs the probe measures. Every pair up to 32 CPUs; beyond, a
+"""hspc_gen.topology.plan: which CPU pairs the probe measures. Every pair up to 32 CPUs; beyond, a
 sample that grows with the CPUs and covers every sysfs relation, then check pairs for each class.
 Hosts of 64 and 128 CPUs are generated sysfs trees (tests/data/sysfs/make_trees.py) whose probe
 is the synthetic one of make_matrices.py: the whole plan runs without the hardware."""
@@ -15,11 +15,11 @@ from types import ModuleType
 import pytest
 import sysfs_scripts
 
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import DisagreementKind, Matrix, Topology
 from hspc_gen.search.measure.topology import merged
-from hspc_gen.topology import Relations, classify
-from hspc_gen.topology_plan import (
+from hspc_gen.topology.classes import Relations, classify
+from hspc_gen.topology.plan import (
     ALL_PAIRS_UP_TO,
     CHECKS_PER_CLASS,
     PER_RELATION,

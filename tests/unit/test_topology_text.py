@@ -1,4 +1,4 @@
-"""hspc_gen.topology_text: the measured topology as `hspc-gen host` prints it and as its JSON
+"""hspc_gen.topology.text: the measured topology as `hspc-gen host` prints it and as its JSON
 carries it (the command line itself is test_cli's)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hspc_gen.host import read_host
+from hspc_gen.host.machine import read_host
 from hspc_gen.model.topology import (
     Matrix,
     PairTiming,
@@ -14,8 +14,8 @@ from hspc_gen.model.topology import (
     TopologyOutcome,
     TopologyStatus,
 )
-from hspc_gen.topology import classify
-from hspc_gen.topology_text import MAX_TABLE_CPUS, describe_topology, read_matrix, topology_json
+from hspc_gen.topology.classes import classify
+from hspc_gen.topology.text import MAX_TABLE_CPUS, describe_topology, read_matrix, topology_json
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 

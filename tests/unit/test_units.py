@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hspc_gen.units import (
+from hspc_gen.target.units import (
     describe_input,
     format_duration,
     format_size,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen.vendor import STAMP_FILE
+from hspc_gen.cli.vendor import STAMP_FILE
 
 REPO = Path(__file__).resolve().parents[2]
 APP = "name: ticks\nevent:\n  size: 16\nworkload:\n  producer_source: work.cpp\n"

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import Matrix, PairTiming
-from hspc_gen.topology import Relations
-from hspc_gen.topology_text import matrix_text
+from hspc_gen.topology.classes import Relations
+from hspc_gen.topology.text import matrix_text
 
 MATRIX_FILE = "matrix.json"
 BLOCK_BYTES = 64 << 10

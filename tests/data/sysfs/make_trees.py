@@ -5,13 +5,13 @@ matrices (make_matrices.py) tests/unit/test_topology.py classifies against them.
     python tests/data/sysfs/make_trees.py --record NAME   # record this machine as tree NAME,
                                                           # its CPU pairs measured (matrix.json)
 
-Each tree is a filesystem root: <tree>/sys/devices/system/{cpu,node}/..., <tree>/proc/cpuinfo and
-an optional <tree>/kernel. Besides the files hspc_gen.host reads (the *_list files) it holds what
-hwloc reads (the hex masks), so `lstopo-no-graphics --input <tree>` parses the same machine and
-the tests can cross-check the two. A recording copies only those files from the live /sys, and
-only the cpuinfo fields either reader uses. A recording measures the machine's CPU pairs too, with
-`hspc-gen host --save-matrix <tree>/matrix.json` (a few seconds; run it on a quiet machine, and on
-a shared one under the measuring lock), which `hspc-gen host --sysfs-root <tree>/sys` then finds.
+Each tree is a filesystem root: <tree>/sys/devices/system/{cpu,node}/..., <tree>/proc/cpuinfo and an
+optional <tree>/kernel. Besides the files hspc_gen.host.machine reads (the *_list files) it holds
+what hwloc reads (the hex masks), so `lstopo-no-graphics --input <tree>` parses the same machine and
+the tests can cross-check the two. A recording copies only those files from the live /sys, and only
+the cpuinfo fields either reader uses. A recording measures the machine's CPU pairs too, with
+`hspc-gen host --save-matrix <tree>/matrix.json` (a few seconds; run it on a quiet machine, and on a
+shared one under the measuring lock), which `hspc-gen host --sysfs-root <tree>/sys` then finds.
 """
 
 from __future__ import annotations

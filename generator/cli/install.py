@@ -7,8 +7,9 @@ import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hspc_gen import check, pipeline, vendor
-from hspc_gen.cli_common import (
+from hspc_gen import pipeline
+from hspc_gen.cli import vendor
+from hspc_gen.cli.common import (
     PROG,
     Parser,
     outcome_status,
@@ -16,7 +17,8 @@ from hspc_gen.cli_common import (
     tuning_arguments,
     tuning_options,
 )
-from hspc_gen.emit import json_text
+from hspc_gen.emit import check
+from hspc_gen.emit.header import json_text
 from hspc_gen.reports import wisdom as wisdom_report
 
 

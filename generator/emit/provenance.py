@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from hspc_gen import __version__
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 
 # The header's column limit (.clang-format) and kTunedOn's indent: a string that would pass it
 # goes on lines of its own, in pieces, as clang-format would break it.

@@ -12,8 +12,8 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import BeforeValidator, Field, PlainValidator, ValidationInfo
 
 from hspc_gen.model import MAX_THREADS, Objective, PinThreads, Primitive
-from hspc_gen.units import describe_input
-from hspc_gen.yaml_source import did_you_mean
+from hspc_gen.target.units import describe_input
+from hspc_gen.target.yaml_source import did_you_mean
 
 _NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
 _CPP_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

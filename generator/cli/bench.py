@@ -9,10 +9,10 @@ from pathlib import Path
 
 from hspc_gen import wiring
 from hspc_gen.batch_project import app_work
-from hspc_gen.emit import json_text
+from hspc_gen.emit.header import json_text
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
-from hspc_gen.host import Host, read_host
+from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
@@ -21,7 +21,7 @@ from hspc_gen.report import readable, redraw
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import api as search
 from hspc_gen.search.api import Contest, Show, locked, quiet
-from hspc_gen.target import Target, load_target
+from hspc_gen.target.app import Target, load_target
 
 
 def bench(  # noqa: PLR0917 (the command's own options, in its order)

@@ -8,7 +8,7 @@ under -Wcomment), and a bidirectional control character fails -Werror under GCC'
 So every such text goes through one of two escapes here: `comment_text` (C's escapes) for names,
 `shell_line` (a shell's quoting, which gives the words back exactly) for the command line. Text
 that must be a C++ identifier (the name, the namespace) is refused in app.yaml instead
-(target_fields). kTunedOn's strings have their own escape (provenance).
+(target.fields). kTunedOn's strings have their own escape (provenance).
 """
 
 from __future__ import annotations

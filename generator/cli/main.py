@@ -9,7 +9,7 @@ traceback, no file written; the user's code not compiling is bad input too), 3 t
 hung, crashed or exited when run alone before tuning (nothing written), 130 interrupted, 143
 terminated. A wisdom file that is damaged, cut short, altered or of another format is bad input
 (nothing imported).
-This module and cli_install are the only ones that print.
+This module and the other `cli` modules are the only ones that print.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hspc_gen import __version__, bench, cli_install, pipeline
-from hspc_gen.cli_common import (
+from hspc_gen import __version__, pipeline
+from hspc_gen.cli import bench, install
+from hspc_gen.cli.common import (
     PROG,
     Parser,
     outcome_status,
@@ -30,10 +31,10 @@ from hspc_gen.cli_common import (
     tuning_arguments,
     tuning_options,
 )
-from hspc_gen.emit import json_text
+from hspc_gen.cli.host import SurveyOptions, survey
+from hspc_gen.emit.header import json_text
 from hspc_gen.errors import UserError
-from hspc_gen.host import describe
-from hspc_gen.host_survey import SurveyOptions, survey
+from hspc_gen.host.machine import describe
 from hspc_gen.model import Status
 from hspc_gen.model.bench import Role
 from hspc_gen.model.threads import ThreadFailure
@@ -44,14 +45,14 @@ from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.search.api import DEFAULT_CXXFLAGS, DEFAULT_ROUNDS, StoreBusyError
-from hspc_gen.topology_text import describe_topology
+from hspc_gen.topology.text import describe_topology
 
 COMMANDS = {
     "host": "show what the tuner sees of this host",
     "compare": "re-measure the winners of earlier runs side by side",
     "bench": "time the tuned header beside this host's peer queues",
     "threads": "recommend thread counts and placement for a tuned channel",
-    **{name: what for name, (what, _) in cli_install.COMMANDS.items()},
+    **{name: what for name, (what, _) in install.COMMANDS.items()},
 }
 EPILOG = "other commands (each with --help):\n" + "".join(
     f"  {PROG} {name:<12} {what}\n" for name, what in COMMANDS.items()
@@ -252,7 +253,7 @@ def _dispatch(args: list[str]) -> int:
         "compare": _compare_command,
         "threads": _threads_command,
         "bench": _bench_command,
-        **{name: command for name, (_, command) in cli_install.COMMANDS.items()},
+        **{name: command for name, (_, command) in install.COMMANDS.items()},
     }
     choices = f"give --target FILE, or a command: {', '.join(commands)}"
     if args and args[0] in commands:

@@ -17,11 +17,11 @@ from pathlib import Path
 from hspc_gen import wiring
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
-from hspc_gen.host import LIVE_SYSFS, Host, read_host
+from hspc_gen.host.machine import LIVE_SYSFS, Host, read_host
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.search.api import Show, locked, quiet
-from hspc_gen.topology import classify
-from hspc_gen.topology_text import matrix_text, read_matrix
+from hspc_gen.topology.classes import classify
+from hspc_gen.topology.text import matrix_text, read_matrix
 
 MATRIX_BESIDE_TREE = "matrix.json"
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen import __version__
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model.topology import Matrix, PairTiming, ProbeHost, Topology
-from hspc_gen.topology import Predictor, Relations, classify, cluster
+from hspc_gen.topology.classes import Predictor, Relations, classify, cluster
 
 ALL_PAIRS_UP_TO = 32
 PER_RELATION = 8

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hspc_gen.emit.provenance import DamagedError, TunedOn, has_record, parse_tuned_on, tuned_on
 from hspc_gen.errors import UserError
-from hspc_gen.host import LIVE_SYSFS, Host, read_host
-from hspc_gen.provenance import DamagedError, TunedOn, has_record, parse_tuned_on, tuned_on
+from hspc_gen.host.machine import LIVE_SYSFS, Host, read_host
 
 # A generated header is about 100 KiB; a file far larger is something else, and is not read whole.
 MOST_HEADER_BYTES = 16 << 20

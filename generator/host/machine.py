@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen.errors import UserError
-from hspc_gen.host_sysfs import (
+from hspc_gen.host.sysfs import (
     DEFAULT_LINE_BYTES,
     Cache,
     LogicalCpu,
@@ -33,7 +33,7 @@ from hspc_gen.host_sysfs import (
     read_online,
     read_text,
 )
-from hspc_gen.host_text import describe
+from hspc_gen.host.text import describe
 from hspc_gen.model.shape import CpuPlace, TopologyShape
 
 __all__ = ["Cache", "Host", "LogicalCpu", "describe", "read_host"]

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hspc_gen.emit.provenance import tuned_on
 from hspc_gen.files import write_atomic
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model import ChannelParams, Figure, Summary
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.provenance import tuned_on
 from hspc_gen.render import HeaderSpec, Provenance, render_header
-from hspc_gen.target import Target
+from hspc_gen.target.app import Target
 
 
 def json_text(document: Any) -> str:
@@ -41,7 +41,7 @@ class HeaderWriter:
     path: Path
     target: Target
     host: Host
-    command: tuple[str, ...]  # the command line's words (cli_common.recorded_command)
+    command: tuple[str, ...]  # the command line's words (cli.common.recorded_command)
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
     max_latency_ns: int = 0  # the channel's latency bound (0: none)
     pool: PoolTuning | None = None  # threads.consumers: adaptive, estimated until measured

@@ -14,7 +14,6 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from hspc_gen import params
 from hspc_gen.errors import UserCodeError, UserError
 from hspc_gen.model import PARAM_NAMES, Effort
 from hspc_gen.model.progress import Progress
@@ -22,7 +21,8 @@ from hspc_gen.model.result import TuneResult
 from hspc_gen.pipeline import Options
 from hspc_gen.reports import outcome
 from hspc_gen.search.api import Show, quiet
-from hspc_gen.units import format_duration, parse_duration
+from hspc_gen.target import params
+from hspc_gen.target.units import format_duration, parse_duration
 
 PROG = "hspc-gen"
 

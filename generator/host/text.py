@@ -6,10 +6,10 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from hspc_gen.cpulist import format_cpu_list
-from hspc_gen.host_sysfs import Cache
+from hspc_gen.host.sysfs import Cache
 
 if TYPE_CHECKING:
-    from hspc_gen.host import Host
+    from hspc_gen.host.machine import Host
 
 _TYPE_SUFFIX = {"Data": "d", "Instruction": "i", "Unified": ""}
 # Beyond this many instances of one cache, their CPU sets make a line too long to read.

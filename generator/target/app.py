@@ -9,7 +9,7 @@ Relative paths in app.yaml are relative to app.yaml's folder. Model code that va
 load_target passes that folder as `context={"base_dir": folder}` (default: the current folder).
 
 generator/schema/app.schema.json is generated from these models:
-`python -m hspc_gen.target --write-schema` rewrites it after a change.
+`python -m hspc_gen.target.app --write-schema` rewrites it after a change.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pydantic import (
 from hspc_gen.errors import UserError
 from hspc_gen.model import Objective, PinThreads, Primitive, smallest_buffer_memory
 from hspc_gen.model import workload as model_workload
-from hspc_gen.target_fields import (
+from hspc_gen.target.fields import (
     ADAPTIVE,
     ConsumerCount,
     HeaderFile,
@@ -45,8 +45,8 @@ from hspc_gen.target_fields import (
     ThreadCount,
     valid_name,
 )
-from hspc_gen.units import duration_field, format_size, parse_size, size_field
-from hspc_gen.yaml_source import LocatedError, load_yaml_mapping, validate
+from hspc_gen.target.units import duration_field, format_size, parse_size, size_field
+from hspc_gen.target.yaml_source import LocatedError, load_yaml_mapping, validate
 
 SCHEMA_PATH = Path(__file__).parent / "schema" / "app.schema.json"
 
@@ -336,7 +336,7 @@ def main(argv: Sequence[str]) -> int:
         SCHEMA_PATH.write_text(schema_text(), encoding="utf-8")
         return 0
     if len(argv) != 1 or argv[0].startswith("-"):
-        print("usage: python -m hspc_gen.target (--write-schema | APP_YAML)", file=sys.stderr)
+        print("usage: python -m hspc_gen.target.app (--write-schema | APP_YAML)", file=sys.stderr)
         return 2
     try:
         print(load_target(Path(argv[0])).model_dump_json(indent=2))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from hspc_gen.host import Host
+from hspc_gen.host.machine import Host
 from hspc_gen.model.topology import (
     RELATIONS,
     Disagreement,

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from hspc_gen.errors import UserError
-from hspc_gen.units import describe_input
+from hspc_gen.target.units import describe_input
 
 Loc = tuple[str | int, ...]
 """A path into the document: ("constraints", "primitives", 2) is constraints.primitives[2]."""

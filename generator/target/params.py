@@ -15,7 +15,7 @@ from hspc_gen.model import (
     floor_power_of_two,
     next_power_of_two,
 )
-from hspc_gen.units import format_duration, format_size, parse_duration_ns, parse_size
+from hspc_gen.target.units import format_duration, format_size, parse_duration_ns, parse_size
 
 _SIZE_PARAMS = frozenset({"padding_bytes", "stack_offset_bytes", "buffer_bytes", "prefetch_bytes"})
 _DURATION_PARAMS = frozenset({"spin_ns"})
