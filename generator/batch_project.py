@@ -14,7 +14,7 @@ from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_fil
 
 @dataclass(frozen=True)
 class BatchProjects:
-    """search.measure.toolchain.Renderer, rendered by the templates under templates/bench."""
+    """search.measure.toolchain.Renderer, rendered by the templates under templates/harness."""
 
     def files(
         self,

@@ -168,7 +168,7 @@ def render_header(spec: HeaderSpec) -> str:
 
 
 SAMPLE_KINDS = ("throughput", "latency", "paced", "pairs", "fanout")
-"""The sample kinds a build may compile for its variants (bench/variant.hpp's Kind, less the
+"""The sample kinds a build may compile for its variants (harness/variant.hpp's Kind, less the
 baselines and round_trip, which only the developer benchmarks run)."""
 
 
@@ -179,10 +179,10 @@ class BenchVariant:
 
 
 def _runtime_headers() -> dict[str, str]:
-    """Every runtime and harness header, by its include path (hspc/..., bench/...)."""
+    """Every runtime and harness header, by its include path (hspc/..., harness/..., bench/...)."""
     root = resources.files("hspc_gen.runtime")
     files: dict[str, str] = {}
-    for folder in ("hspc", "bench"):
+    for folder in ("hspc", "harness", "bench"):
         for entry in root.joinpath(folder).iterdir():
             if entry.name.endswith(".hpp"):
                 files[f"{folder}/{entry.name}"] = entry.read_text(encoding="utf-8")
@@ -237,7 +237,7 @@ def render_bench_files(
     files.update(app.files)
     files["main.cpp"] = (
         environment()
-        .get_template("bench/main.cpp.j2")
+        .get_template("harness/main.cpp.j2")
         .render(variants=table, compiled=_compiled_points(table), compiled_id=compiled_id, **common)
     )
     files.update(_variant_units(table, sources, {**common, "kinds": kinds}))
@@ -248,7 +248,7 @@ def _variant_units(
     table: tuple[BenchVariant, ...], sources: Mapping[str, str], common: Mapping[str, object]
 ) -> dict[str, str]:
     """Each translation unit of compile-time points, rendered."""
-    template = environment().get_template("bench/variant.cpp.j2")
+    template = environment().get_template("harness/variant.cpp.j2")
     compiled = _compiled_points(table)
     return {
         source: template.render(units=[u for u in compiled if sources[u.id] == source], **common)
@@ -284,7 +284,7 @@ def _group_id(ids: list[str]) -> str:
 def _bench_meson(sources: list[str], app: AppWork, common: dict[str, object]) -> str:
     return (
         environment()
-        .get_template("bench/meson.build.j2")
+        .get_template("harness/meson.build.j2")
         .render(
             variant_sources=sources,
             app_sources=[name for name, _ in app.files],
@@ -333,10 +333,10 @@ def render_contest_files(
     files[CONTEST_HEADER] = header_text
     files[CONTEST_ASSERTS_HEADER] = _renamed(header_text, namespace, namespace + ASSERTS_SUFFIX)
     present = _tuned_units(env, files, namespace, tuned_rows, common)
-    files["main.cpp"] = env.get_template("bench/contest/main.cpp.j2").render(
+    files["main.cpp"] = env.get_template("bench/main.cpp.j2").render(
         params=params, tuned_rows=tuned_rows, **common
     )
-    files["meson.build"] = env.get_template("bench/contest/meson.build.j2").render(
+    files["meson.build"] = env.get_template("bench/meson.build.j2").render(
         app_sources=[name for name, _ in app.files],
         app_defines=app.defines,
         app_include_dirs=app.include_dirs,
@@ -355,7 +355,7 @@ def _tuned_units(
 ) -> dict[str, bool]:
     """tuned.cpp and tuned_asserts.cpp into `files`, each only where one of `tuned_rows` is in
     it (a unit that did not compile is left out with its rows: search.contest); which are."""
-    tuned = env.get_template("bench/contest/tuned.cpp.j2")
+    tuned = env.get_template("bench/tuned.cpp.j2")
     present = {}
     for unit, suffix in (("tuned", ""), ("asserts", ASSERTS_SUFFIX)):
         present[unit] = any(row.endswith(ASSERTS_SUFFIX) == bool(suffix) for row in tuned_rows)

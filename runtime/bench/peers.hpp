@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "bench/worker.hpp"
+#include "harness/worker.hpp"
 
 #if __has_include(<boost/lockfree/spsc_queue.hpp>)
 #include <boost/lockfree/spsc_queue.hpp>

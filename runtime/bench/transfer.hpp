@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "bench/worker.hpp"
+#include "harness/worker.hpp"
 
 namespace hspc_bench {
 

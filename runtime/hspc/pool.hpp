@@ -36,7 +36,7 @@ namespace hspc {
 // consumer can take one of its buffers at once. Idle consumers park on the tuned primitive
 // (ParkingLot); a producer wakes one per buffer hand-off, only if one is parked, and so does a
 // consumer leaving a lane with work in it (as Go's last spinner does), so no published buffer
-// waits for its producer's next hand-off (model/pool.pml, model/pool_unordered.pml).
+// waits for its producer's next hand-off (promela/pool.pml, promela/pool_unordered.pml).
 //
 // Preconditions
 // - T is trivially copyable; 1 <= min_consumers <= max_consumers (after 0 becomes the usable

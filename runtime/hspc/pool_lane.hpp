@@ -44,7 +44,7 @@ struct PoolLane {
 
   // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
   // fence orders the release before that look, against a parking consumer's look at the claim
-  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
+  // (promela/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
   // keeps the stamp its producer gave it during the turn (the controller may have counted that
   // wait as going on already: restamping would take it back), else is stamped from now (its wait
   // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs

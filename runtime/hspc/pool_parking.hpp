@@ -17,7 +17,7 @@ namespace detail {
 // how work wakes one of them. The waiters assume one waiter each, so every consumer has its own
 // seat (a waiter and a wake token); a 64-bit word says which seats are parked.
 //
-// Protocol (model/pool.pml checks it):
+// Protocol (promela/pool.pml checks it):
 // - Consumer k parks: sets bit k (seq_cst), full fence, then looks for work once more (`work()`);
 //   finding some, it clears its bit and returns; otherwise it waits on its waiter for its token.
 // - Whoever makes work available (a producer's hand-off, a consumer leaving a lane with work in

@@ -1,6 +1,6 @@
 """What waiting costs on this host, measured once per host fingerprint and kept in the record
 store (FFTW's wisdom; a `CalibrationRecord`): the futex wake-up latency and a context switch
-(runtime/bench/calibrate_main.cpp). The spin budgets the search starts from come from them
+(runtime/harness/calibrate_main.cpp). The spin budgets the search starts from come from them
 (model.HostTimings.budgets).
 
 A calibration taken beside other load is kept but marked busy, and a quiet run measures it again.
@@ -23,7 +23,7 @@ from hspc_gen.search.records.store import RecordStore
 
 SAMPLES = 101
 RUN_TIMEOUT_SECONDS = 30.0
-HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp", "bench/cpus.hpp")
+HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp", "harness/cpus.hpp")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The benchmark harness as a process: its plan format, its Google Benchmark JSON, and the one
 place that starts it.
 
-A plan is a text file, one line per sample: `NAME KIND VARIANT EVENTS ...` (runtime/bench/plan.hpp
+A plan is a text file, one line per sample: `NAME KIND VARIANT EVENTS ...` (runtime/harness/plan.hpp
 reads it). The harness times the samples in the order given and writes Google Benchmark JSON with
 our counters (events, CPU time per role, context switches, migrations, verification). Nothing else
 of ours runs meanwhile: the parent only waits. `execute` never raises for the benchmark's sake: a

@@ -1,5 +1,5 @@
 """The user's own code, checked before any tuning: compiled and linked alone (seconds), then run
-alone under the watchdog (runtime/bench/smoke_main.cpp).
+alone under the watchdog (runtime/harness/smoke_main.cpp).
 
 A compile error is the user's to fix before anything else: one message naming their file and
 line, or the declaration a wrong signature should have had (UserError, exit status 2). A hang, a
@@ -126,7 +126,7 @@ def recorded(store: RecordStore, key: RecordKey) -> UserCode | None:
 
 
 def _smoke_main() -> Path:
-    return Path(str(resources.files("hspc_gen.runtime").joinpath("bench", "smoke_main.cpp")))
+    return Path(str(resources.files("hspc_gen.runtime").joinpath("harness", "smoke_main.cpp")))
 
 
 def _build(sources: dict[str, Path], event_bytes: int, program: Path) -> None:

@@ -1,4 +1,4 @@
-"""The small measuring programs of runtime/bench (the calibration, the topology probe): built
+"""The small measuring programs of runtime/harness (the calibration, the topology probe): built
 once per source and compiler into the cache by the builder (`build.compile_program`), run with a
 timeout by `process.run`. Neither needs Meson: each is one source file and the runtime headers it
 includes.
@@ -27,8 +27,8 @@ class ProgramError(Exception):
 
 
 def source(name: str) -> Path:
-    """A program's source under runtime/bench, as installed."""
-    return Path(str(resources.files("hspc_gen.runtime").joinpath("bench", name)))
+    """A program's source under runtime/harness, as installed."""
+    return Path(str(resources.files("hspc_gen.runtime").joinpath("harness", name)))
 
 
 def digest(compiler: str, name: str, headers: tuple[str, ...] = ()) -> str:

@@ -1,5 +1,5 @@
 """The host's communication structure, measured: the topology probe
-(runtime/bench/topology_main.cpp) times a cache line's round trip and a block's transfer between
+(runtime/harness/topology_main.cpp) times a cache line's round trip and a block's transfer between
 pairs of CPUs (topology.plan chooses them), and topology.classes classes them.
 
 Measured once per host fingerprint, probe and compiler, and kept in the record store as a
@@ -34,7 +34,7 @@ from hspc_gen.topology import plan as topology_plan
 from hspc_gen.topology.classes import moved
 
 PROBE = "topology_main.cpp"
-PROBE_HEADERS = ("bench/cpus.hpp",)  # what the probe includes of runtime/: its build depends on
+PROBE_HEADERS = ("harness/cpus.hpp",)  # what the probe includes of runtime/: its build depends on
 SAMPLES = 21  # per pair and figure: a median that ten samples taking a time slice cannot move
 ROUND_TRIPS = 200  # per round-trip sample: 10-80 us, far below a time slice
 BLOCK_BYTES = 64 << 10  # a channel buffer's size, within every core's L2

@@ -16,7 +16,7 @@ KEEP_UP_SLACK = 0.1
 SEARCH_HEADROOM = 4
 """The search may go this many times past the first estimate."""
 MAX_SAMPLE_THREADS = 256
-"""The most threads the benchmark harness runs in one sample (runtime/bench: kMaxSampleThreads)."""
+"""The most threads the harness runs in one sample (runtime/harness: kMaxSampleThreads)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The smoke program (runtime/bench/smoke_main.cpp) against tiny user sources: it reports the
+"""The smoke program (runtime/harness/smoke_main.cpp) against tiny user sources: it reports the
 user's crash, hang, exit() and abort() with the side that did it, exits as the user's code made
 it, passes working code, and fails to link a function defined with another signature.
 
@@ -112,7 +112,7 @@ def build(case: Case, compiler: str, runtime: Path, app_work: Path, out: Path) -
     """Builds the case's program into `out`; the compiler's output (empty when all is well)."""
     flags = ("-std=c++17", "-O2", "-pthread", "-Wall", "-Wextra", "-Wpedantic", "-Werror")
     defines = (*case.defines, "-DHSPC_EVENT_BYTES=24")
-    smoke = str(runtime / "bench" / "smoke_main.cpp")
+    smoke = str(runtime / "harness" / "smoke_main.cpp")
     sources = (smoke, *(str(app_work / name) for name in case.sources))
     done = subprocess.run(
         [compiler, *flags, f"-I{runtime}", *defines, *sources, "-o", str(out)],

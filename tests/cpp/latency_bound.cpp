@@ -110,7 +110,7 @@ void judge(const std::string& name, bool bounded, const Seen& seen) {
   if (bounded) {
     // The promise kept: events reach the consumer while the producer still pushes, with no buffer
     // full and no flush. How long they waited is printed below, not asserted (a duration on a
-    // shared machine is noise): the tuner's paced latency arms and bench/ measure it.
+    // shared machine is noise): the tuner's paced latency arms and benchmarks/ measure it.
     HSPC_CHECK(seen.before_close > 0, "%s: the bound published nothing before close", name.c_str());
   } else {
     HSPC_CHECK(seen.before_close == 0, "%s: %u events visible before close without a bound",

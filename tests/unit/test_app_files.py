@@ -23,7 +23,7 @@ def tree(root: Path, files: dict[str, str]) -> dict[str, Path]:
 PROFILER = {
     "app/work/produce.cpp": '#include <cstdint>\n#include "replay.hpp"\n',
     "app/work/consume.cpp": (
-        ' #  include "../src/aggregate.hpp"\n#include <replay.hpp>\n#include "bench/app.hpp"\n'
+        ' #  include "../src/aggregate.hpp"\n#include <replay.hpp>\n#include "harness/app.hpp"\n'
     ),
     "app/work/replay.hpp": '#pragma once\n#include "recording.inc"\n#include "missing.hpp"\n',
     "app/work/recording.inc": "{1, 2, 3}\n",

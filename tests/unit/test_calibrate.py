@@ -1,5 +1,5 @@
 """hspc_gen.search.measure.calibrate: the host's wait costs, measured by the real program
-(runtime/bench/calibrate_main.cpp, built with the real compiler), kept as a record in the host's
+(runtime/harness/calibrate_main.cpp, built with the real compiler), kept as a record in the host's
 record store."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-FOLDERS = ("generator", "search", "reports", "tests", "bench", "examples/pyprof")
+FOLDERS = ("generator", "search", "reports", "tests", "benchmarks", "examples/pyprof")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 40
 

@@ -1,4 +1,4 @@
-"""hspc_gen.search.measure.topology: the real probe (runtime/bench/topology_main.cpp, built with
+"""hspc_gen.search.measure.topology: the real probe (runtime/harness/topology_main.cpp, built with
 the real compiler) run on this machine's CPUs, its matrix kept in the record store and reused, and
 a probe that cannot be built or run as a recorded status. Nothing here asserts how long anything
 took: the structure of what came back."""

@@ -70,10 +70,10 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
     names = run([bin_dir / "python", "-m", "zipfile", "-l", wheel]).stdout
     for data in (
         "templates/channel.hpp.j2",
-        "templates/bench/variant.cpp.j2",
+        "templates/harness/variant.cpp.j2",
         "hspc/channel.hpp",
         "hspc/limits.hpp",
-        "bench/harness.hpp",
+        "harness/harness.hpp",
         "schema/app.schema.json",
         "hspc_gen/integration/HspcGen.cmake",
         "hspc_gen/integration/meson.build",

@@ -1,9 +1,9 @@
-"""The buffer hand-off protocol (model/handoff.pml), checked by the real spin model checker.
+"""The buffer hand-off protocol (promela/handoff.pml), checked by the real spin model checker.
 
 Each check generates the verifier with `spin -a`, compiles it with gcc and runs it, in a temporary
 directory. The protocol as written in runtime/hspc must pass (no assertion violation, no invalid
 end state, the LTL property "both threads finish" under weak fairness); each deliberate bug
-(model/README.md lists them) must be reported, which is what shows the checks can fail.
+(promela/README.md lists them) must be reported, which is what shows the checks can fail.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-MODEL = Path(__file__).resolve().parents[2] / "model" / "handoff.pml"
+MODEL = Path(__file__).resolve().parents[2] / "promela" / "handoff.pml"
 POOL_MODEL = MODEL.with_name("pool.pml")
 POOL_UNORDERED_MODEL = MODEL.with_name("pool_unordered.pml")
 
@@ -232,7 +232,7 @@ def test_parse_pan_rejects_output_without_a_summary() -> None:
         parse_pan("pan: out of memory\n")
 
 
-# ---- the consumer pool (model/pool.pml): lanes claimed for a turn, consumers parked ----
+# ---- the consumer pool (promela/pool.pml): lanes claimed for a turn, consumers parked ----
 
 
 def test_pool_lanes_have_one_consumer_and_no_wake_up_is_lost(tools: Tools, tmp_path: Path) -> None:
@@ -259,7 +259,7 @@ def test_pool_mutant_is_reported(
     assert_caught(result, kind)
 
 
-# ---- the pool's unordered mode and a reused place (model/pool_unordered.pml) ----
+# ---- the pool's unordered mode and a reused place (promela/pool_unordered.pml) ----
 
 
 @pytest.mark.parametrize("defines", [{}, {"REUSE": ""}], ids=["one-stream", "reused"])

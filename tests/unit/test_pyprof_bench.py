@@ -1,4 +1,4 @@
-"""Issue 13's benchmark (examples/pyprof/bench): the real harness in a smoke run (--fast, the
+"""Issue 13's benchmark (examples/pyprof/benchmarks): the real harness in a smoke run (--fast, the
 workloads' smoke size, a few lines) writes the pyperf JSON and the counters the report reads, and
 the report prints a row for every line measured; every workload and every line runs here too.
 Durations are never asserted: the harness times, this only checks it does."""
@@ -21,7 +21,7 @@ from pyprof_check import ENV, PRODUCER, REPO, assert_same_counts
 
 pytestmark = pytest.mark.slow
 
-BENCH = REPO / "examples" / "pyprof" / "bench"
+BENCH = REPO / "examples" / "pyprof" / "benchmarks"
 SMOKE_LINES = ["none", "hspcprof-channel", "cprofile"]
 
 

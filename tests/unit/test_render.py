@@ -285,7 +285,7 @@ def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
     assert {'{"ca", &run_', '{"cb", &run_', '{"cc", &run_'} <= {
         line.strip()[: len('{"ca", &run_')] for line in files["main.cpp"].splitlines()
     }
-    assert "include/hspc/channel.hpp" in files and "include/bench/harness.hpp" in files
+    assert "include/hspc/channel.hpp" in files and "include/harness/harness.hpp" in files
 
 
 def test_points_share_units_and_each_runs_only_the_kinds_asked() -> None:

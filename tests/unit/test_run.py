@@ -1,5 +1,5 @@
 """hspc_gen.search.measure.run: the executor's culprit search, on the harness's own words for a
-crash or a hang (runtime/bench/fault.hpp, watchdog.hpp). A run with a real crashing binary is in
+crash or a hang (runtime/harness/fault.hpp, watchdog.hpp). A run with a real crashing binary is in
 test_toolchain.py and test_bench.py."""
 
 from __future__ import annotations

@@ -2432,7 +2432,7 @@ struct PoolLane {
 
   // Ends a turn; true if the lane is wanted again (the caller then wakes a parked consumer). The
   // fence orders the release before that look, against a parking consumer's look at the claim
-  // (model/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
+  // (promela/pool.pml): if it saw the lane claimed, this sees it parked. A buffer still waiting
   // keeps the stamp its producer gave it during the turn (the controller may have counted that
   // wait as going on already: restamping would take it back), else is stamped from now (its wait
   // before the turn was counted); a hand-off racing the stamp may go uncounted: the signal errs
@@ -2490,7 +2490,7 @@ namespace detail {
 // how work wakes one of them. The waiters assume one waiter each, so every consumer has its own
 // seat (a waiter and a wake token); a 64-bit word says which seats are parked.
 //
-// Protocol (model/pool.pml checks it):
+// Protocol (promela/pool.pml checks it):
 // - Consumer k parks: sets bit k (seq_cst), full fence, then looks for work once more (`work()`);
 //   finding some, it clears its bit and returns; otherwise it waits on its waiter for its token.
 // - Whoever makes work available (a producer's hand-off, a consumer leaving a lane with work in
@@ -2984,7 +2984,7 @@ class PoolRoster {
 // consumer can take one of its buffers at once. Idle consumers park on the tuned primitive
 // (ParkingLot); a producer wakes one per buffer hand-off, only if one is parked, and so does a
 // consumer leaving a lane with work in it (as Go's last spinner does), so no published buffer
-// waits for its producer's next hand-off (model/pool.pml, model/pool_unordered.pml).
+// waits for its producer's next hand-off (promela/pool.pml, promela/pool_unordered.pml).
 //
 // Preconditions
 // - T is trivially copyable; 1 <= min_consumers <= max_consumers (after 0 becomes the usable
