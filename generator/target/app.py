@@ -48,7 +48,7 @@ from hspc_gen.target.fields import (
 from hspc_gen.target.units import duration_field, format_size, parse_size, size_field
 from hspc_gen.target.yaml_source import LocatedError, load_yaml_mapping, validate
 
-SCHEMA_PATH = Path(__file__).parent / "schema" / "app.schema.json"
+SCHEMA_PATH = Path(__file__).parents[1] / "schema" / "app.schema.json"
 
 MAX_EVENT_BYTES = 65536
 MAX_ALIGN_BYTES = 4096  # a page: beyond it alignment buys nothing for a buffer of events

@@ -4,6 +4,6 @@
 the count along an `axis` (Thread Reinforcer made noise-aware: paired `duel`s, profile `guards`),
 `refine` brackets the peak and probes down, `knee` settles the smallest good count on a fresh sweep.
 `placement` proposes and picks CPU lists, `recommend` ties it all into a frozen Recommendation.
-`simulator` (with the physics in `sim_model`) is a deterministic host for tests; the real harness
-plugs into the same `Measure` callable (`measure`).
+The tests' simulated host (tests/support/threadsim) and the real harness plug into the same
+`Measure` callable (`measure`).
 """

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import fake_runner as fr
-
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.progress import Progress
 from hspc_gen.model.workload import Workload

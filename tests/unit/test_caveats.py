@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
-from test_cli import EXAMPLE, hspc_gen
 
+from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
+from command import EXAMPLE, hspc_gen
 from hspc_gen.model.caveat import CaveatKind
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.result_file import ResultFile, load_result

@@ -6,7 +6,6 @@ import math
 import random
 
 from fake_runner import Cost, Simulated
-
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import Decision, pick_winner, tie_key

@@ -5,11 +5,9 @@ import re
 import time
 from pathlib import Path
 
-import fake_runner as fr
 import pytest
-from target_files import write
-from test_pipeline import machinery, settings
 
+import fake_runner as fr
 from hspc_gen.emit.header import HeaderWriter, json_text
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
@@ -17,6 +15,8 @@ from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.channel import measure_confirmation, search, search_result
 from hspc_gen.target.app import load_target
+from target_files import write
+from test_pipeline import machinery, settings
 
 
 def test_json_text_is_canonical() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 from fake_runner import Cost, Simulated
-
 from hspc_gen.search.decisions.findings import host_noise
 
 

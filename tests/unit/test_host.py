@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import sysfs_scripts
 
+import sysfs_scripts
 from hspc_gen.cpulist import format_cpu_list, parse_cpu_list
 from hspc_gen.errors import UserError
 from hspc_gen.host.machine import Cache, Host, compiler_version, describe, read_host

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_cli import EXAMPLE
 
+from command import EXAMPLE
 from hspc_gen.host.machine import read_host
 from hspc_gen.model.wisdom import HostPart
 from hspc_gen.search.measure import calibrate, preflight

@@ -8,9 +8,9 @@ import json
 import time
 from pathlib import Path
 
-import fake_runner as fr
 import pytest
 
+import fake_runner as fr
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_render import spec
 
 from hspc_gen.emit.provenance import (
     COLUMNS,
@@ -22,6 +21,7 @@ from hspc_gen.emit.provenance import (
 )
 from hspc_gen.host.machine import read_host
 from hspc_gen.render import HeaderSpec, render_header
+from test_render import spec
 
 REPO = Path(__file__).resolve().parents[2]
 SYSFS = REPO / "tests" / "data" / "sysfs"

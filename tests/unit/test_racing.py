@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 
 import fake_runner as fr
-
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.findings import least_latency

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from fake_runner import Cost, Simulated
 
+from fake_runner import Cost, Simulated
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.records.records import Sample
 

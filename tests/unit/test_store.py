@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import fake_runner as fr
 import pytest
 
+import fake_runner as fr
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.search.measure.plan import RunResult, make_plan, records_from_run
@@ -139,7 +139,7 @@ def test_file_names_are_safe() -> None:
 WRITER = """
 import sys
 from pathlib import Path
-sys.path.insert(0, sys.argv[2])
+sys.path[:0] = sys.argv[2:]
 import test_store
 from hspc_gen.search.records.store import RecordStore
 store = RecordStore(Path(sys.argv[1]), test_store.KEY.fingerprint)
@@ -151,13 +151,14 @@ while True:
 
 
 def test_a_killed_writer_leaves_a_readable_store(tmp_path: Path) -> None:
-    here = str(Path(__file__).parent)
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), here])
+    paths = [str(Path(__file__).parent), str(Path(__file__).parents[1] / "support")]
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), *paths])
     path = tmp_path / store_file_name(KEY.fingerprint)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _lines(path) < 20:
+        while time.monotonic() < deadline and proc.poll() is None and _lines(path) < 20:
             time.sleep(0.05)
+        assert proc.poll() is None, "the writer ended before it was killed"
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

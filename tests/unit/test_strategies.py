@@ -7,9 +7,9 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 
-import fake_runner as fr
 import pytest
 
+import fake_runner as fr
 from hspc_gen.errors import UserError
 from hspc_gen.model import DEFAULT_SPIN_NS, ChannelParams, Effort, Objective, Primitive, SpinBudgets
 from hspc_gen.search.decisions import stats

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import yaml
 from pydantic import BaseModel, ValidationError
-from target_files import H, error_of, write
 
 from hspc_gen.model import Objective, PinThreads, Primitive
 from hspc_gen.target.app import Event, Target, Workload, default_align, load_target, main
+from target_files import H, error_of, write
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "app.yaml"

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from target_files import H, error_of, write
 
 from hspc_gen.errors import UserError
 from hspc_gen.target.app import load_target
+from target_files import H, error_of, write
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "app.yaml"
 

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from recorded_curves import DATA, Curve, CurveHost, random_curve, recorded_curves
-from test_summary import RUN, WINNER, searched
 
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import PinThreads
@@ -47,6 +45,8 @@ from hspc_gen.search.threads.recommend import recommend
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
 from hspc_gen.search.threads.sweep import sweep
+from recorded_curves import DATA, Curve, CurveHost, random_curve, recorded_curves
+from test_summary import RUN, WINNER, searched
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 

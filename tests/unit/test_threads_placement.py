@@ -25,8 +25,8 @@ from hspc_gen.search.threads.placement import (
     pool,
     taskset_list,
 )
-from hspc_gen.search.threads.sim_model import SimWorkload
-from hspc_gen.search.threads.simulator import SimulatedHost
+from threadsim.model import SimWorkload
+from threadsim.simulator import SimulatedHost
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 SHAPES = {

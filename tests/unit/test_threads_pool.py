@@ -8,8 +8,6 @@ import dataclasses
 import math
 
 import pytest
-from recorded_curves import Curve, recorded_curves
-from test_threads_knee import _searched
 
 from hspc_gen.model.pool import Basis, PoolTuning
 from hspc_gen.model.threads import ThreadAdvice
@@ -23,6 +21,8 @@ from hspc_gen.search.threads.pool import (
     PoolInputs,
     pool_tuning,
 )
+from recorded_curves import Curve, recorded_curves
+from test_threads_knee import _searched
 
 ESTIMATED = ThreadAdvice(1, 2, 2, (0,), (0, 1), pinned=False)
 INPUTS = PoolInputs(

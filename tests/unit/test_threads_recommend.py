@@ -24,8 +24,8 @@ from hspc_gen.search.threads.counts import BUDGET
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.placement import SIBLINGS
 from hspc_gen.search.threads.recommend import Recommendation, recommend
-from hspc_gen.search.threads.sim_hosts import Machine
-from hspc_gen.search.threads.simulator import WORKLOADS, SimulatedHost, count_grid
+from threadsim.hosts import Machine
+from threadsim.simulator import WORKLOADS, SimulatedHost, count_grid
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SEED = 20240605

@@ -9,9 +9,9 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import fake_runner as fr
 import pytest
 
+import fake_runner as fr
 from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.shape import TopologyShape

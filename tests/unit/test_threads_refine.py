@@ -16,8 +16,8 @@ from hspc_gen.search.threads.refine import (
     settle,
     share_of_best,
 )
-from hspc_gen.search.threads.sim_model import SimWorkload
-from hspc_gen.search.threads.simulator import SimulatedHost
+from threadsim.model import SimWorkload
+from threadsim.simulator import SimulatedHost
 
 SHAPE = TopologyShape.uniform(cores_per_package=64)
 # A sharp USL peak at sqrt((1 - sigma) / kappa) = 30 groups.

@@ -22,8 +22,8 @@ from hspc_gen.search.threads.plan import FULL
 from hspc_gen.search.threads.recommend import Recommendation
 from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
-from hspc_gen.search.threads.sim_hosts import MACHINES, Machine
-from hspc_gen.search.threads.simulator import (
+from threadsim.hosts import MACHINES, Machine
+from threadsim.simulator import (
     MANY_CORE_WORKLOADS,
     GroundTruth,
     SimulatedHost,

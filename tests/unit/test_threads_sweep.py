@@ -8,9 +8,9 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-import fake_runner as fr
 import pytest
 
+import fake_runner as fr
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.workload import Workload
@@ -25,9 +25,9 @@ from hspc_gen.search.threads.session import (
     recommend_on,
     sweep_threads,
 )
-from hspc_gen.search.threads.sim_hosts import MACHINES
-from hspc_gen.search.threads.simulator import MANY_CORE_WORKLOADS, SimulatedHost
 from hspc_gen.search.threads.sweep import SWEEP_ROUNDS, default_max_groups, sweep
+from threadsim.hosts import MACHINES
+from threadsim.simulator import MANY_CORE_WORKLOADS, SimulatedHost
 
 KEY = RecordKey("fp", "threads-sweep", "c++", "-O2")
 MACHINE = {m.name: m for m in MACHINES}

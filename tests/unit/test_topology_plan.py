@@ -13,8 +13,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import sysfs_scripts
 
+import sysfs_scripts
 from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import DisagreementKind, Matrix, Topology
 from hspc_gen.search.measure.topology import merged

@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 
 import fake_runner as fr
-
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.decisions.stats import MIN_ROUNDS

@@ -25,10 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
 
 import fake_runner as fr
-
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.search.records.records import Candidate, Record, RecordKey, Sample, aa_arm
 from hspc_gen.search.records.records import candidate_id as cid

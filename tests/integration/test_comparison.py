@@ -1,0 +1,115 @@
+"""`hspc-gen compare` (reports/comparison.py, findings.named_winners, pipeline.compare): the
+distinct winners of the results given are measured, results that share one are named together,
+and results that all name one winner are a yes, not an error (issue 24, item 5)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from command import hspc_gen, listing
+from hspc_gen.model import ChannelParams, Figure, Primitive, Summary
+from hspc_gen.model.result import Compared, Comparison
+from hspc_gen.reports import comparison as comparison_report
+from hspc_gen.search.decisions.findings import named_winners
+
+SMALL = "name: small\nevent:\n  size: 8\n"
+ONE = ChannelParams(64, 0, 4, 4096, Primitive.futex)
+TWO = ONE.replace(buffers=8)
+
+
+def estimated(folder: Path, name: str, *settings: str) -> Path:
+    """An hspc-result.json the estimate wrote (nothing measured), with --set NAME=VALUE."""
+    sets = [arg for setting in settings for arg in ("--set", setting)]
+    done = hspc_gen(
+        "--target", "app.yaml", "--effort", "estimate", "--out", name, *sets, cwd=folder
+    )
+    assert done.returncode == 0, done.stderr
+    return folder / name / "hspc-result.json"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "app.yaml").write_text(SMALL)
+    return tmp_path
+
+
+def test_results_that_all_name_one_winner_are_a_yes_and_nothing_is_measured(folder: Path) -> None:
+    """The README's check (does --effort measure find what exhaustive finds?) ended in 'bad
+    input' exactly when the answer was yes."""
+    results = [estimated(folder, name) for name in ("a", "b", "c")]
+    before = listing(folder)
+    done = hspc_gen("compare", "--target", "app.yaml", *results, "--cache", "cache", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "all 3 results name the same winner: nothing to measure"
+    winner = json.loads(results[0].read_text())["winner"]["params"]
+    assert lines[1].startswith("  ")
+    assert sorted(lines[1].split()) == sorted(f"{name}={value}" for name, value in winner.items())
+    assert listing(folder) == before  # no cache made: nothing built or measured
+    document = json.loads(
+        hspc_gen("compare", "--target", "app.yaml", *results, "--json", cwd=folder).stdout
+    )
+    assert document["same_winner"] is True and document["rounds"] == 0
+    (row,) = document["results"]
+    assert row["results"] == [str(path) for path in results] and row["params"] == winner
+    assert row["events_per_second"] is None and row["speed_vs_first"] is None
+
+
+@pytest.mark.slow
+def test_two_results_that_share_a_winner_beside_one_that_does_not_are_compared(
+    folder: Path,
+) -> None:
+    """Builds the harness and measures two winners for the fewest rounds compare takes."""
+    a, other, b = (
+        estimated(folder, "a"),
+        estimated(folder, "other", "buffers=8"),
+        estimated(folder, "b"),
+    )
+    done = hspc_gen(
+        "compare", "--target", "app.yaml", a, other, b, "--rounds", "6", "--cache", "cache",
+        cwd=folder,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("| results |") and len(lines) == 6
+    assert lines[2].startswith(f"| {a}, {b} | ") and lines[2].endswith(" | 1.000 [1.000, 1.000] |")
+    assert lines[3].startswith(f"| {other} | ")
+    assert lines[5] == f"{a} and {b} name the same winner: measured once"
+
+
+def test_the_distinct_winners_keep_the_order_they_were_first_named_in() -> None:
+    named = named_winners(["a", "b", "c", "d"], [TWO, ONE, TWO, TWO])
+    assert [(row.labels, row.params) for row in named] == [(("a", "c", "d"), TWO), (("b",), ONE)]
+    assert all(row.rate is None and row.speed_vs_first is None for row in named)
+    assert len(named_winners(["a", "b"], [ONE, ONE])) == 1
+
+
+def test_the_table_names_every_result_and_says_which_share_a_winner() -> None:
+    rate = Summary(2e7, 1.9e7, 2.1e7, 6, q1=1.95e7, q3=2.05e7, preempted_fraction=0.0)
+    speed = Figure(1.1, 1.05, 1.15, 6)
+    comparison = Comparison(
+        6,
+        (
+            Compared(("x.json", "y.json", "z.json"), ONE, rate, Figure(1.0, 1.0, 1.0, 6)),
+            Compared(("w.json",), TWO, rate, speed),
+            Compared(("u.json", "v.json"), ONE.replace(buffers=2), None, None),
+        ),
+    )
+    assert comparison_report.render(comparison).splitlines()[2:] == [
+        "| x.json, y.json, z.json | 2e+07 [1.9e+07, 2.1e+07] | 1.000 [1.000, 1.000] |",
+        "| w.json | 2e+07 [1.9e+07, 2.1e+07] | 1.100 [1.050, 1.150] |",
+        "| u.json, v.json | — | — |",
+        "",
+        "x.json, y.json and z.json name the same winner: measured once",
+        "u.json and v.json name the same winner: measured once",
+    ]
+    document = comparison_report.to_json(comparison)
+    assert document["same_winner"] is False
+    assert [row["results"] for row in document["results"]] == [
+        ["x.json", "y.json", "z.json"],
+        ["w.json"],
+        ["u.json", "v.json"],
+    ]
