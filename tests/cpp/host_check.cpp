@@ -1,7 +1,7 @@
 // The run-time host check: the model name read from the recorded cpuinfo texts of
 // tests/data/cpuinfo (each whole from its file, and fed a byte at a time), which hspc-gen's own
-// reader must agree with (tests/integration/test_check.py reads the same table); an unreadable file;
-// every reason the comparison gives; and the live host compared with what it reports.
+// reader must agree with (tests/integration/test_check.py reads the same table); an unreadable
+// file; every reason the comparison gives; and the live host compared with what it reports.
 // Usage: host_check CPUINFO_DIR
 #include "hspc/host_check.hpp"
 
