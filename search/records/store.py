@@ -107,6 +107,10 @@ class RecordStore:
     def __init__(self, cache_dir: Path, fingerprint: str) -> None:
         self.fingerprint = fingerprint
         self.path = cache_dir / store_file_name(fingerprint)
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the file again, with what other runs appended since this store was opened."""
         loaded = read_records(self.path)
         self.skipped = loaded.skipped
         self._entries: list[Entry] = list(loaded.entries)
@@ -186,12 +190,14 @@ class StoreBusyError(Exception):
     """Another run held the store's lock for longer than this run could wait."""
 
 
-def locked(
-    store: RecordStore, deadline: float, on_wait: Callable[[str], None]
-) -> contextlib.AbstractContextManager[None]:
+@contextlib.contextmanager
+def locked(store: RecordStore, deadline: float, on_wait: Callable[[str], None]) -> Iterator[None]:
     """One run at a time measures with a host's records: two at once would disturb each
-    other's samples and record them as sound. Waits for the other run until `deadline`."""
-    return lock(store.path, deadline, on_wait)
+    other's samples and record them as sound. Waits for the other run until `deadline`, then
+    reads the store again: what the run it waited for measured is replayed, not measured twice."""
+    with lock(store.path, deadline, on_wait):
+        store.reload()
+        yield
 
 
 @contextlib.contextmanager

@@ -285,6 +285,22 @@ def test_one_run_at_a_time_measures_with_a_hosts_records(tmp_path: Path) -> None
         pass
 
 
+def test_a_store_opened_while_another_run_measured_reads_its_records_once_locked(
+    tmp_path: Path,
+) -> None:
+    """A run opens the store, then waits for the lock while another run measures: once it holds
+    the lock it replays what the other run appended instead of measuring it again."""
+    waiting = RecordStore(tmp_path, KEY.fingerprint)
+    other = RecordStore(tmp_path, KEY.fingerprint)
+    with locked(other, time.monotonic() + 5, print):
+        other.append(record("c1"))
+    assert waiting.lookup(KEY, "c1") == ()
+    with locked(waiting, time.monotonic() + 5, print):
+        assert waiting.lookup(KEY, "c1") == (record("c1"),)
+        waiting.append(record("c2"))
+        assert [r.arm for r in waiting.records()] == ["c1", "c2"]
+
+
 def test_a_topology_matrix_is_an_entry_of_its_own(tmp_path: Path) -> None:
     pair = PairTiming(0, 1, 58.1, 56.7, 59.8, 2323.0, 2323.0, 2333.0)
     matrix = MatrixRecord(KEY, Matrix((0, 1), (pair,), 65536, 21, 200, seconds=0.004))
