@@ -32,6 +32,7 @@ from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.decisions import stats
+from hspc_gen.search.measure import load
 from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
 from hspc_gen.search.measure.run import isolate
@@ -92,6 +93,8 @@ class Contest:
     event_bytes: int
     cxxflags: str = DEFAULT_CXXFLAGS
     rounds: int = DEFAULT_ROUNDS
+    quiet: bool = False  # nothing else ran when bench began: rounds measured beside load are not
+    # replayed, but measured again
 
 
 Show = Callable[[str], None]
@@ -152,6 +155,7 @@ def plan_text(contest: Contest, events: Mapping[str, int], first: int, rounds: i
 class Measured:
     samples: tuple[Sample, ...]
     failed: Mapping[str, tuple[Status, str]]  # arm -> status, cause
+    busy: bool = False  # other processes used the CPUs while these rounds ran
 
 
 def run_rounds(
@@ -167,21 +171,22 @@ def run_rounds(
         timeout = len(live) * count * SAMPLE_DEADLINE + 30
         return execute(executable, plan_text(contest, live, first, count), timeout, SAMPLE_DEADLINE)
 
-    arms = sorted(events)
+    arms, before = sorted(events), load.cpu_times()
     found = isolate(
         lambda left_out: attempt(left_out, arms, rounds),
         lambda arm: attempt(frozenset(), [arm], 1),
         arms,
     )
+    busy = load.busy(before, load.cpu_times())
     failed = {arm: (status, found.causes.get(arm, "")) for arm, status in found.culprits.items()}
     if found.last.status is not Status.ok:  # no one arm to blame: every one still running failed
         cause = f"the rounds failed with no one contender named: {found.last.log.strip()[-300:]}"
         failed |= {arm: (found.last.status, cause) for arm in arms if arm not in failed}
-        return Measured((), failed)
+        return Measured((), failed, busy)
     parsed = parse_samples(found.last.document)
     failed |= {arm: (status, parsed.cause(arm)) for arm, status in parsed.failed.items()}
     kept = tuple(s for s in parsed.samples if s.arm not in parsed.failed)
-    return Measured(kept, failed)
+    return Measured(kept, failed, busy)
 
 
 def round_key(contest: Contest) -> RecordKey:
@@ -201,18 +206,21 @@ def round_key(contest: Contest) -> RecordKey:
 Rounds = Callable[[Mapping[str, int], int, int], Measured]
 
 
-def recorded_rounds(  # noqa: PLR0917 (run_rounds's, with the store and the key)
+def recorded_rounds(  # noqa: PLR0917 (run_rounds's, with the store, the key and the load)
     store: RecordStore,
     key: RecordKey,
     run: Rounds,
     events: Mapping[str, int],
     first: int,
     rounds: int,
+    *,
+    quiet: bool = False,
 ) -> Measured:
-    """Rounds `first`.. replayed where the store holds them; the rest `run` and recorded."""
+    """Rounds `first`.. replayed where the store holds them (on a `quiet` machine, only those
+    measured on a quiet one); the rest `run` and recorded."""
     if not events:  # nothing runs: no round to record
         return Measured((), {})
-    replayed = contest_rounds.rounds(store, key, events, first, rounds)
+    replayed = contest_rounds.rounds(store, key, events, first, rounds, quiet=quiet)
     earlier = replayed.failed
     rest = rounds - replayed.count
     if rest == 0:
@@ -220,8 +228,9 @@ def recorded_rounds(  # noqa: PLR0917 (run_rounds's, with the store and the key)
     live = {arm: n for arm, n in events.items() if arm not in earlier}
     measured = run(live, first + replayed.count, rest) if live else Measured((), {})
     failed = {**earlier, **measured.failed}
+    start = first + replayed.count
     contest_rounds.record(
-        store, key, events, first + replayed.count, rest, measured.samples, failed
+        store, key, events, start, rest, measured.samples, failed, busy=measured.busy
     )
     return Measured((*replayed.samples, *measured.samples), failed)
 
@@ -246,9 +255,10 @@ def measure(contest: Contest, cache_dir: Path, show: Show, store: RecordStore) -
     runnable = [arm for arm in compiled if arm not in broken]
     show(f"bench: {len(arms)} contenders, a probe round, then {contest.rounds} rounds")
     key, run = round_key(contest), functools.partial(run_rounds, executable, contest)
-    probe = recorded_rounds(store, key, run, dict.fromkeys(runnable, PROBE_EVENTS), 0, 1)
+    probe_events, quiet = dict.fromkeys(runnable, PROBE_EVENTS), contest.quiet
+    probe = recorded_rounds(store, key, run, probe_events, 0, 1, quiet=quiet)
     events = sized(probe.samples, runnable)
-    measured = recorded_rounds(store, key, run, events, 1, contest.rounds)
+    measured = recorded_rounds(store, key, run, events, 1, contest.rounds, quiet=quiet)
     failed = {**broken, **probe.failed, **measured.failed}
     missing = tuple(c.id for c in CONTENDERS if c.role is Role.peer and c.id not in arms)
     return BenchReport(

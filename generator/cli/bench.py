@@ -4,6 +4,7 @@ result."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -48,6 +49,8 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     contest = _contest(target, host, params, header, (cxxflags, rounds))
     store = wiring.record_store(host, cache)
     with locked(store, math.inf, show):
+        busy, _ = search.machine_busy()  # a quiet machine measures again what load disturbed
+        contest = dataclasses.replace(contest, quiet=not busy)
         report = search.contest(contest, wiring.cache_dir(cache) / "bench", show, store)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
     redraw(folder, source)

@@ -6,6 +6,8 @@ the rounds recorded instead of measuring them, as the search replays its plans, 
 the same hspc-bench.json; asked for more rounds than were recorded, it replays those and runs
 only the rest (`rounds` then `record`). A round is replayed only when it ran the same contenders
 with the same events per sample: the probe round is replayed too, so the events it sizes agree.
+Rounds measured beside other load are kept as such, and a run that starts on a quiet machine
+measures them again (as the search does with its samples).
 """
 
 from __future__ import annotations
@@ -54,12 +56,20 @@ class Replayed:
 
 
 def rounds(
-    store: RecordStore, key: RecordKey, events: Mapping[str, int], first: int, count: int
+    store: RecordStore,
+    key: RecordKey,
+    events: Mapping[str, int],
+    first: int,
+    count: int,
+    *,
+    quiet: bool = False,
 ) -> Replayed:
     """The rounds `first`.. (at most `count`) recorded under `key` with the contenders and
-    events of `events`, up to the first one missing; of a round recorded twice, the latest."""
+    events of `events`, up to the first one missing; of a round recorded twice, the latest. A
+    `quiet` run takes no round measured beside other load: from there on it measures again."""
     plan = tuple(sorted(events.items()))
-    latest = {r.round: r for r in store.keyed(RoundRecord, key) if r.plan == plan}
+    usable = (r for r in store.keyed(RoundRecord, key) if not (quiet and r.busy))
+    latest = {r.round: r for r in usable if r.plan == plan}
     found: list[RoundRecord] = []
     for number in range(first, first + count):
         if number not in latest:
@@ -76,9 +86,12 @@ def record(  # noqa: PLR0917 (one round's plan and outcome, as the contest has t
     count: int,
     samples: Sequence[Sample],
     failed: Failed,
+    *,
+    busy: bool = False,
 ) -> tuple[RoundRecord, ...]:
     """Append rounds `first`.. as records: every contender of `events`, with its sample of the
-    round, or its failure (a failure names every round it ran in)."""
+    round, or its failure (a failure names every round it ran in), and whether other load ran
+    beside them."""
     by_round = {(s.round, s.arm): s for s in samples}
     made = []
     for number in range(first, first + count):
@@ -86,7 +99,7 @@ def record(  # noqa: PLR0917 (one round's plan and outcome, as the contest has t
             _arm_round(arm, n, failed.get(arm), by_round.get((number, arm)))
             for arm, n in sorted(events.items())
         )
-        made.append(RoundRecord(key, number, arms))
+        made.append(RoundRecord(key, number, arms, busy))
     for made_round in made:
         store.append(made_round)
     return tuple(made)

@@ -136,6 +136,7 @@ class RoundRecord:
     key: RecordKey
     round: int
     arms: tuple[ArmRound, ...]
+    busy: bool = False  # measured beside other load: a quiet run measures it again
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -144,12 +145,14 @@ class RoundRecord:
             "key": self.key.to_dict(),
             "round": self.round,
             "arms": [a.to_dict() for a in self.arms],
+            "busy": self.busy,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RoundRecord:
         arms = tuple(ArmRound.from_dict(a) for a in data["arms"])
-        return cls(RecordKey.from_dict(data["key"]), int(data["round"]), arms)
+        busy = strict_bool(data.get("busy", False))
+        return cls(RecordKey.from_dict(data["key"]), int(data["round"]), arms, busy)
 
     @property
     def plan(self) -> tuple[tuple[str, int], ...]:

@@ -29,9 +29,10 @@ class Rounds:
     """Runs rounds as a seeded simulation (ns per event per arm, with noise), and keeps what it
     was asked to run; `hung` arms fail as the harness's watchdog reports them."""
 
-    def __init__(self, hung: frozenset[str] = frozenset()) -> None:
+    def __init__(self, hung: frozenset[str] = frozenset(), *, busy: bool = False) -> None:
         self.asked: list[tuple[tuple[str, ...], int, int]] = []
         self.hung = hung
+        self.busy = busy  # as if other processes ran beside these rounds
 
     def __call__(self, events: Mapping[str, int], first: int, rounds: int) -> Measured:
         self.asked.append((tuple(sorted(events)), first, rounds))
@@ -43,11 +44,13 @@ class Rounds:
                     wall = n * (10.0 + len(arm)) * scale
                     samples.append(Sample(arm, number, n, wall, wall, wall, 0, 0, 0, True))
         failed = {arm: (Status.timeout, "exceeded the deadline") for arm in self.hung}
-        return Measured(tuple(samples), failed)
+        return Measured(tuple(samples), failed, self.busy)
 
 
-def replay(store: RecordStore, run: Rounds, first: int = 1, count: int = 4) -> Measured:
-    return contest.recorded_rounds(store, KEY, run, EVENTS, first, count)
+def replay(
+    store: RecordStore, run: Rounds, first: int = 1, count: int = 4, *, quiet: bool = False
+) -> Measured:
+    return contest.recorded_rounds(store, KEY, run, EVENTS, first, count, quiet=quiet)
 
 
 def test_a_rerun_replays_the_rounds_without_running_them(tmp_path: Path) -> None:
@@ -136,3 +139,42 @@ def test_the_key_names_the_headers_the_users_code_includes(tmp_path: Path) -> No
     before = contest.round_key(with_code)
     (tmp_path / "work.hpp").write_text("inline int work() { return 2; }\n")
     assert contest.round_key(with_code) != before
+
+
+def test_rounds_measured_beside_load_are_measured_again_on_a_quiet_machine(tmp_path: Path) -> None:
+    replay(RecordStore(tmp_path, "f"), Rounds(busy=True), count=4)
+    assert all(r.busy for r in RecordStore(tmp_path, "f").keyed(RoundRecord, KEY))
+    # Still busy now: the busy rounds are as good as any this run could measure.
+    busy_again = Rounds(busy=True)
+    replay(RecordStore(tmp_path, "f"), busy_again, count=4)
+    assert busy_again.asked == []
+    # Quiet now: every round is measured again, and recorded as quiet.
+    quiet = Rounds()
+    replay(RecordStore(tmp_path, "f"), quiet, count=4, quiet=True)
+    assert quiet.asked == [(tuple(sorted(EVENTS)), 1, 4)]
+    # ... and from then on replayed, busy or quiet.
+    for run, is_quiet in ((Rounds(), True), (Rounds(busy=True), False)):
+        replay(RecordStore(tmp_path, "f"), run, count=4, quiet=is_quiet)
+        assert run.asked == []
+    records = RecordStore(tmp_path, "f").keyed(RoundRecord, KEY)
+    assert [(r.round, r.busy) for r in records] == [(n, True) for n in range(1, 5)] + [
+        (n, False) for n in range(1, 5)
+    ]
+
+
+def test_a_quiet_rerun_keeps_the_quiet_rounds_before_the_first_busy_one(tmp_path: Path) -> None:
+    replay(RecordStore(tmp_path, "f"), Rounds(), count=2)
+    replay(RecordStore(tmp_path, "f"), Rounds(busy=True), count=4)  # rounds 3 and 4 beside load
+    run = Rounds()
+    replay(RecordStore(tmp_path, "f"), run, count=4, quiet=True)
+    assert run.asked == [(tuple(sorted(EVENTS)), 3, 2)]
+
+
+def test_a_round_recorded_before_busy_was_kept_reads_as_quiet() -> None:
+    line = RoundRecord(KEY, 1, ()).to_dict()
+    assert line["busy"] is False
+    del line["busy"]
+    assert RoundRecord.from_dict(line) == RoundRecord(KEY, 1, ())
+    assert RoundRecord.from_dict({**line, "busy": True}).busy
+    with pytest.raises(TypeError, match="busy"):
+        RoundRecord.from_dict({**line, "busy": "yes"})
