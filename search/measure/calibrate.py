@@ -23,6 +23,7 @@ from hspc_gen.search.records.store import RecordStore
 
 SAMPLES = 101
 RUN_TIMEOUT_SECONDS = 30.0
+PROGRAM = "calibrate_main.cpp"
 HEADERS = ("hspc/futex.hpp", "hspc/affinity.hpp", "harness/cpus.hpp")
 
 
@@ -36,9 +37,10 @@ NOT_CALIBRATED = Calibrated(None)
 
 
 def key(fingerprint: str) -> RecordKey:
-    """What a calibration is valid for: the host alone (the wait costs are its kernel's and
-    CPUs', whichever compiler built the program that timed them)."""
-    return RecordKey(fingerprint, "", "", "")
+    """What a calibration is valid for: the host and the program that timed it (its source and
+    headers: a program that times differently measures again), whichever compiler built it (the
+    wait costs are the kernel's and the CPUs')."""
+    return RecordKey(fingerprint, program.digest("", PROGRAM, HEADERS), "", "")
 
 
 def cached(store: RecordStore) -> Calibrated:
@@ -74,7 +76,7 @@ def timings_of(record: CalibrationRecord) -> HostTimings:
 
 def _build(cache_dir: Path, compiler: str) -> Path:
     """The calibration program, built once per source and compiler."""
-    return program.built(cache_dir, compiler, "calibrate_main.cpp", HEADERS)
+    return program.built(cache_dir, compiler, PROGRAM, HEADERS)
 
 
 def _run(path: Path) -> tuple[list[float], list[float]]:

@@ -4,6 +4,7 @@ record store."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from hspc_gen.model import LIMITS
-from hspc_gen.search.measure import calibrate
+from hspc_gen.search.measure import calibrate, program
 from hspc_gen.search.records.entries import CalibrationRecord
+from hspc_gen.search.records.records import RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 FINGERPRINT = "test-host"
@@ -50,6 +52,17 @@ def test_the_host_is_measured_once_and_cached(
 
 def quiet(wake: tuple[float, ...] = (20000.0, 30000.0), busy: bool = False) -> CalibrationRecord:
     return CalibrationRecord(KEY, wake, (2000.0,), busy)
+
+
+def test_a_calibration_another_program_timed_is_not_taken(tmp_path: Path) -> None:
+    """The key names the program's source and headers: a program that times differently (here
+    the key before it named them) measures again rather than reuse what the old one timed."""
+    store = store_in(tmp_path)
+    store.append(dataclasses.replace(quiet(), key=RecordKey(FINGERPRINT, "", "", "")))
+    assert calibrate.cached(store).timings is None
+    assert KEY.source_hash == program.digest("", "calibrate_main.cpp", calibrate.HEADERS)
+    store.append(quiet())
+    assert calibrate.cached(store).timings is not None
 
 
 def test_a_quiet_calibration_is_reused_without_building(tmp_path: Path) -> None:
