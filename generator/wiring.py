@@ -293,14 +293,13 @@ def thread_inputs(target: Target, host: Host) -> ThreadInputs:
 
 
 def store_notes(store: RecordStore) -> tuple[str, ...]:
-    """One note for the record lines that could not be read, naming the first and why."""
+    """One note for the records that could not be read, naming the first and why."""
     skipped = store.skipped
     if not skipped:
         return ()
     return (
-        f"{len(skipped)} line(s) of the record store could not be read (written by another "
-        f"hspc-gen version, or damaged) and are not used: what they held is measured again. "
-        f"The first: {skipped[0]}",
+        f"{len(skipped)} record(s) could not be read (written by another hspc-gen version, or"
+        f" damaged) and are not used: what they held is measured again. The first: {skipped[0]}",
     )
 
 

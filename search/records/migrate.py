@@ -108,8 +108,10 @@ def legacy_hosts(cache_dir: Path) -> tuple[str, ...]:
 
 def adopt(cache_dir: Path, store: RecordStore) -> int:
     """Append to `store` each record its host's files of that version hold and the store lacks
-    (once: the store's own answer from then on); how many. The files stay, for that version."""
-    records, _unreadable = pending(cache_dir, store.fingerprint, store.entries())
+    (once: the store's own answer from then on); how many. The files stay, for that version;
+    one that cannot be read is set aside in the store, so that its notes name it."""
+    records, unreadable = pending(cache_dir, store.fingerprint, store.entries())
+    store.set_aside(f"{path}: a file of the previous hspc-gen, not readable" for path in unreadable)
     for record in records:
         store.append(record)
     return len(records)

@@ -107,15 +107,26 @@ class RecordStore:
     def __init__(self, cache_dir: Path, fingerprint: str) -> None:
         self.fingerprint = fingerprint
         self.path = cache_dir / store_file_name(fingerprint)
+        self._set_aside: tuple[str, ...] = ()
         self.reload()
 
     def reload(self) -> None:
         """Read the file again, with what other runs appended since this store was opened."""
         loaded = read_records(self.path)
-        self.skipped = loaded.skipped
+        self._unread = loaded.skipped
         self._entries: list[Entry] = list(loaded.entries)
         self._records: list[Record] = list(loaded.records)
         self._cuts: set[Cut] = set(loaded.cuts)
+
+    @property
+    def skipped(self) -> tuple[str, ...]:
+        """What could not be read, each with where and why: the file's lines, then what was
+        `set_aside` (a damaged file of the previous version): what it held is measured again."""
+        return self._unread + self._set_aside
+
+    def set_aside(self, what: Iterable[str]) -> None:
+        """Name facts that were meant for this store and could not be taken in."""
+        self._set_aside += tuple(what)
 
     def append(self, entry: Entry) -> None:
         """Write one entry as one line and make it durable before returning."""

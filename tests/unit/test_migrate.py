@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from command import EXAMPLE
+from hspc_gen import wiring
 from hspc_gen.host.machine import read_host
 from hspc_gen.model.wisdom import HostPart
 from hspc_gen.search.measure import calibrate, preflight
@@ -81,10 +82,16 @@ def test_the_file_names_say_the_host_and_the_key() -> None:
 def test_a_damaged_host_file_is_not_taken_and_is_counted_on_export(
     cache: Path, tmp_path: Path
 ) -> None:
-    (cache / "host" / f"timings-{HOST}.json").write_text('{"wake_ns": [1.0]')
-    store = RecordStore(cache / "records", HOST)
-    assert migrate.adopt(cache, store) == 1  # the user's code's cost alone
+    damaged = cache / "host" / f"timings-{HOST}.json"
+    damaged.write_text('{"wake_ns": [1.0]')
+    store = migrate.opened(cache, HOST)  # the user's code's cost alone is taken in
+    assert len(store.keyed(UserCodeRecord, preflight.code_key(HOST, DIGEST))) == 1
     assert calibrate.cached(store).timings is None  # measured again by the next run
+    # ... and said: the run's notes name the file, also once the store is read again.
+    store.reload()
+    assert store.skipped == (f"{damaged}: a file of the previous hspc-gen, not readable",)
+    (note,) = wiring.store_notes(store)
+    assert note.startswith("1 record(s) could not be read") and str(damaged) in note
     report = wisdom.export(cache, tmp_path / "w.wisdom", (), HOST)
     assert dict(report.ignored) == {wisdom.UNREADABLE_HOST_FILE: 1}
 

@@ -253,7 +253,7 @@ def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
     assert again.winner == cold.winner
     (note,) = store_notes(store)  # one note, however many lines
     assert len(store.skipped) == len(older)
-    assert note.startswith(f"{len(older)} line(s) of the record store could not be read")
+    assert note.startswith(f"{len(older)} record(s) could not be read")
     assert f"{store.path}:1: ValueError: record format 1, this hspc-gen reads 2" in note
 
 
