@@ -251,11 +251,15 @@ def _merge(cache_dir: Path, host: HostWisdom, on_wait: Callable[[str], None]) ->
     append beside it: calibration and the user's code's cost do not take the lock)."""
     path = cache_dir / FOLDER / store_file_name(host.fingerprint)
     with lock(path, math.inf, on_wait):
-        text = _text(path)
-        merger = _Merger(parse_lines(text, path).entries)
+        own = parse_lines(_text(path), path).entries
+        # What the previous version measured here is the cache's own, taken in first (as a run
+        # opening the store would): an import does not displace it.
+        adopted = migrate.pending(cache_dir, host.fingerprint, own)[0]
+        merger = _Merger((*own, *adopted))
         said = Counter(merger.take(entry) for entry in host.entries)
-        if merger.new:
-            append_lines(path, "".join(merger.new))
+        lines = [entry_line(record) for record in adopted] + merger.new
+        if lines:
+            append_lines(path, "".join(lines))
     return HostPart(
         host.fingerprint,
         said[_ADDED],

@@ -108,6 +108,23 @@ def test_export_carries_the_host_files_without_writing_the_cache(
     assert set(document["payload"]["hosts"][0]) == {"fingerprint", "entries"}
 
 
+def test_an_import_does_not_displace_what_the_previous_version_measured_here(
+    cache: Path, tmp_path: Path
+) -> None:
+    """The cache's files of the previous version are its own measurements, not yet in its
+    store: an import's calibration of the same host is kept out as if they were."""
+    elsewhere = tmp_path / "elsewhere"
+    other = CalibrationRecord(calibrate.key(HOST), (99000.0,), (9000.0,), busy=False)
+    RecordStore(elsewhere / "records", HOST).append(other)
+    wisdom.export(elsewhere, tmp_path / "w.wisdom", (), HOST)
+    report = wisdom.import_file(tmp_path / "w.wisdom", cache, HOST, print)
+    assert report.hosts == (HostPart(HOST, 0, 0, kept=1),)
+    store = migrate.opened(cache, HOST)
+    own = store.latest(CalibrationRecord, calibrate.key(HOST))
+    assert own is not None and list(own.wake_ns) == TIMINGS["wake_ns"]
+    assert len(store.keyed(CalibrationRecord, calibrate.key(HOST))) == 1
+
+
 def test_a_wisdom_file_of_format_1_is_read_as_records(tmp_path: Path) -> None:
     fresh, again = tmp_path / "fresh", tmp_path / "again"
     imported = wisdom.import_file(PREVIOUS / "previous.wisdom", fresh, HOST, print)
