@@ -1,11 +1,11 @@
-// The latency bound acts, for BasicChannel and BasicFanOut with every primitive: a producer pushes
-// one event every ~100 us (push, emplace, try_push and bulk push in turn) into buffers that hold
-// thousands of events, and never flushes. With a 2 ms bound the consumer receives events while the
-// producer is still pushing; without a bound nothing arrives before close() (checked exactly: no
-// event is popped before the producer announces close).
-// No duration is asserted (2 shared vCPUs, sanitizers): the behaviours are told apart by what
-// arrives before close, and the printed latencies are information; the tuner's paced latency arms
-// measure how long events wait.
+// The latency bound acts, for BasicChannel, BasicFanOut and BasicConsumerPool with every
+// primitive: a producer pushes one event every ~100 us (push, emplace, try_push and bulk push in
+// turn) into buffers that hold thousands of events, and never flushes. With a 2 ms bound the
+// consumer receives events while the producer is still pushing; without a bound nothing arrives
+// before close() (checked exactly: no event is popped before the producer announces close). No
+// duration is asserted (2 shared vCPUs, sanitizers): the behaviours are told apart by what arrives
+// before close, and the printed latencies are information; the tuner's paced latency arms measure
+// how long events wait.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -20,6 +20,7 @@
 
 #include "hspc/channel.hpp"
 #include "hspc/fanout.hpp"
+#include "hspc/pool.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -180,10 +181,39 @@ void fanout_run(hspc_test::Watchdog& watchdog) {
   judge(name, MaxLatencyNs != 0, both);
 }
 
+// One producer into an ordered pool with one consumer: the producer keeps the bound itself (its
+// lanes' channels have none), through each way of pushing, the bulk push's copy included.
+template <Primitive P, std::size_t MaxLatencyNs>
+void pool_run(hspc_test::Watchdog& watchdog) {
+  using Pool = hspc::BasicConsumerPool<Stamped, P, 4, kBufferBytes, 64, 5000, MaxLatencyNs>;
+  static_assert(Pool::kEventsPerBuffer > kEvents, "no buffer may fill");
+  const std::string name = std::string("pool ") + hspc::primitive_name(P) +
+                           (MaxLatencyNs != 0 ? " bound=2ms" : " no bound");
+  watchdog.arm(name, std::chrono::minutes(2));
+  CloseFlag flag;
+  Seen seen;
+  std::uint32_t next = 0;
+  hspc::PoolOptions options;
+  options.max_consumers = 1;
+  options.adaptive = false;
+  Pool pool(
+      1,
+      [&](const Stamped& ev) {
+        HSPC_CHECK(ev.seq == next, "%s: got %u, expected %u", name.c_str(), ev.seq, next);
+        ++next;
+        record(ev, flag, seen);
+      },
+      options);
+  produce(pool.producer(0), flag);
+  pool.wait();
+  judge(name, MaxLatencyNs != 0, seen);
+}
+
 template <Primitive P>
 void bounded_runs(hspc_test::Watchdog& watchdog) {
   channel_run<P, kBoundNs>(watchdog);
   fanout_run<P, kBoundNs>(watchdog);
+  pool_run<P, kBoundNs>(watchdog);
 }
 
 }  // namespace
@@ -192,6 +222,7 @@ int main() {
   hspc_test::Watchdog watchdog;
   channel_run<Primitive::futex, 0>(watchdog);
   fanout_run<Primitive::futex, 0>(watchdog);
+  pool_run<Primitive::futex, 0>(watchdog);
   bounded_runs<Primitive::condvar>(watchdog);
   bounded_runs<Primitive::mutex>(watchdog);
   bounded_runs<Primitive::spinlock>(watchdog);
