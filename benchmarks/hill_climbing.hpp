@@ -20,7 +20,7 @@
 
 #include "hspc/pool_control.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 class HillClimbing final : public hspc::PoolRule {
  public:
@@ -161,4 +161,4 @@ class HillClimbing final : public hspc::PoolRule {
   double samples_[kSamplesToMeasure] = {}, counts_[kSamplesToMeasure] = {};
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -17,7 +17,7 @@ using hspc::Primitive;
 using hspc_programs::pinned;
 using hspc_programs::Placement;
 using hspc_programs::Registrar;
-namespace hb = hspc_bench;
+namespace hb = hspc_harness;
 
 using E1 = hb::Event<1>;
 using E8 = hb::Event<8>;

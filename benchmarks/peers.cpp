@@ -19,7 +19,7 @@ using hspc::Primitive;
 using hspc_programs::pinned;
 using hspc_programs::Placement;
 using hspc_programs::Registrar;
-namespace hb = hspc_bench;
+namespace hb = hspc_harness;
 using E8 = hb::Event<8>;
 
 constexpr std::uint64_t kEvents = 2'000'000;  // a collapsed spin peer runs ~1 M/s here

@@ -70,7 +70,7 @@ struct Load {
     if (p == 2) {
       std::this_thread::sleep_for(block);
     } else {
-      sink = hspc_bench::burn(p == 1 ? heavy_loops : light_loops, sink);
+      sink = hspc_harness::burn(p == 1 ? heavy_loops : light_loops, sink);
     }
     asm volatile("" : : "r"(sink));
     // One consumer at a time per producer (ordered mode): a plain add, no read-modify-write.
@@ -118,13 +118,13 @@ hspc::PoolOptions pool_options(const Options& opt, int fixed, hspc::PoolRule* ru
 
 // One configuration through every phase; its windows printed as they are taken.
 void run(const Options& opt, const std::string& name, int fixed, bool hill,
-         const hspc_bench::Calibration& cal) {
+         const hspc_harness::Calibration& cal) {
   Load load;
   load.light_loops = cal.loops_for(opt.light_ns);
   load.heavy_loops = cal.loops_for(opt.heavy_ns);
   load.block = std::chrono::microseconds(static_cast<long>(opt.block_us));
   load.handled = std::make_unique<Counter[]>(static_cast<std::size_t>(opt.producers));
-  hspc_bench::HillClimbing climber(1, opt.max, 0x5eed + static_cast<unsigned>(opt.rep));
+  hspc_harness::HillClimbing climber(1, opt.max, 0x5eed + static_cast<unsigned>(opt.rep));
   Traced traced(pool_options(opt, fixed, nullptr), static_cast<std::size_t>(opt.max));
   hspc::PoolRule* rule = hill ? &climber : nullptr;
   if (opt.trace != 0 && fixed == 0 && !hill) rule = &traced;
@@ -139,7 +139,7 @@ void run(const Options& opt, const std::string& name, int fixed, bool hill,
       auto& in = pool.producer(static_cast<std::size_t>(i));
       std::uint64_t x = static_cast<std::uint64_t>(i) + 1;
       for (std::uint32_t seq = 0; !stop.load(std::memory_order_relaxed); ++seq) {
-        x = hspc_bench::burn(producer_loops, x);
+        x = hspc_harness::burn(producer_loops, x);
         in.push(Ev{static_cast<std::uint32_t>(i), seq, x});
       }
       in.close();
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
                  "usage: hspc_pool_phases [--KEY=VALUE]... (see benchmarks/pool_phases.cpp)\n");
     return 2;
   }
-  const hspc_bench::Calibration cal = hspc_bench::calibrate();
+  const hspc_harness::Calibration cal = hspc_harness::calibrate();
   std::fprintf(stderr, "loops_per_ns %.4f\n", cal.loops_per_ns);
   std::vector<std::string> names;
   for (int k = 1; k <= opt.max; ++k) names.push_back("fixed" + std::to_string(k));

@@ -16,10 +16,10 @@
 
 namespace hspc_programs {
 
-using hspc_bench::allowed_cpus;
-using hspc_bench::Context;
-using hspc_bench::Sample;
-using hspc_bench::Workload;
+using hspc_harness::allowed_cpus;
+using hspc_harness::Context;
+using hspc_harness::Sample;
+using hspc_harness::Workload;
 
 // The placements the programs use: two distinct CPUs (the last two allowed, away from CPU 0 where
 // interrupts usually land), and one CPU for both threads (the hand-off test).
@@ -44,18 +44,18 @@ using SampleFn = std::function<Sample(const Workload&, Context&)>;
 // Registers samples with a common iteration count, each under "program/name".
 class Registrar {
  public:
-  Registrar(hspc_bench::Session& session, std::string program, std::uint64_t iterations)
+  Registrar(hspc_harness::Session& session, std::string program, std::uint64_t iterations)
       : session_(session), program_(std::move(program)), iterations_(iterations) {}
 
   void add(const std::string& name, SampleFn fn, Workload w,
            benchmark::TimeUnit unit = benchmark::kMillisecond) {
-    hspc_bench::register_sample(
+    hspc_harness::register_sample(
         session_, program_ + "/" + name, iterations_,
         [fn = std::move(fn), w](Context& ctx) { return fn(w, ctx); }, unit);
   }
 
  private:
-  hspc_bench::Session& session_;
+  hspc_harness::Session& session_;
   std::string program_;
   std::uint64_t iterations_;
 };

@@ -19,7 +19,7 @@ namespace hspc_programs {
 
 namespace {
 
-using TunedChannel = HSPC_TUNED_NAMESPACE::Channel<hspc_bench::Event<8>>;
+using TunedChannel = HSPC_TUNED_NAMESPACE::Channel<hspc_harness::Event<8>>;
 
 // The producer runs with the header's own stack offset, as the header tells its users to.
 struct TunedLaunch {
@@ -33,17 +33,18 @@ struct TunedLaunch {
 
 void register_tuned(Registrar& r, const Placement& at, std::uint64_t events,
                     std::uint64_t round_trips) {
-  using Bulk = hspc_bench::ChannelContender<TunedChannel>;
-  using Pop = hspc_bench::PerEvent<TunedChannel>;
-  r.add("throughput/tuned_bulk", &hspc_bench::run_throughput<Bulk, TunedLaunch>,
+  using Bulk = hspc_harness::ChannelContender<TunedChannel>;
+  using Pop = hspc_harness::PerEvent<TunedChannel>;
+  r.add("throughput/tuned_bulk", &hspc_harness::run_throughput<Bulk, TunedLaunch>,
         pinned(events, at));
-  r.add("throughput/tuned_pop", &hspc_bench::run_throughput<Pop, TunedLaunch>, pinned(events, at));
+  r.add("throughput/tuned_pop", &hspc_harness::run_throughput<Pop, TunedLaunch>,
+        pinned(events, at));
   // The bulk calls: push(ptr, 256) and pop(ptr, 256), as hspc-gen bench's tuned_runs.
-  using Runs = hspc_bench::RunsOf<TunedChannel>;
-  r.add("throughput/tuned_runs", &hspc_bench::run_throughput<Runs, TunedLaunch>,
+  using Runs = hspc_harness::RunsOf<TunedChannel>;
+  r.add("throughput/tuned_runs", &hspc_harness::run_throughput<Runs, TunedLaunch>,
         pinned(events, at));
-  r.add("round_trip/tuned", &hspc_bench::run_round_trip<Bulk, TunedLaunch>, pinned(round_trips, at),
-        benchmark::kMicrosecond);
+  r.add("round_trip/tuned", &hspc_harness::run_round_trip<Bulk, TunedLaunch>,
+        pinned(round_trips, at), benchmark::kMicrosecond);
 }
 
 }  // namespace hspc_programs

@@ -1,5 +1,5 @@
 """The render stage for the search's builds: a batch's candidates as the Meson project of its
-benchmark binary (render.render_bench_files). The orchestrator hands `BatchProjects` to the
+benchmark binary (render.render_harness_files). The orchestrator hands `BatchProjects` to the
 search's toolchain as its renderer, so the search never imports render."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.workload import Workload
-from hspc_gen.render import AppWork, BenchVariant, compiled_id, render_bench_files, unit_sources
+from hspc_gen.render import AppWork, HarnessVariant, compiled_id, render_harness_files, unit_sources
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,8 @@ class BatchProjects:
         kinds: tuple[str, ...],
     ) -> tuple[dict[str, str], dict[str, str]]:
         """The project's files (relative path -> text), and each candidate's translation unit."""
-        variants = tuple(BenchVariant(id_, params) for id_, params in candidates)
-        files = render_bench_files(
+        variants = tuple(HarnessVariant(id_, params) for id_, params in candidates)
+        files = render_harness_files(
             variants,
             event_bytes,
             app_work(workload),
@@ -41,11 +41,11 @@ class BatchProjects:
 
     def compiled_points(self, candidates: Sequence[tuple[str, ChannelParams]]) -> int:
         """How many compile-time points the candidates are (their CPUs left out)."""
-        return len({compiled_id(BenchVariant(id_, params)) for id_, params in candidates})
+        return len({compiled_id(HarnessVariant(id_, params)) for id_, params in candidates})
 
 
 def app_work(workload: Workload) -> AppWork:
-    """The app's source files for the bench project (one file when both sides share it)."""
+    """The app's source files for the batch's project (one file when both sides share it)."""
     sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
     files = tuple(
         (f"app_work_{i}.cpp", path.read_text(encoding="utf-8")) for i, path in enumerate(sources)

@@ -1,14 +1,14 @@
 """The orchestrator: every stage of hspc-gen, in order, wired here and nowhere else.
 
-    target    app.yaml, checked                         target.load_target
-    host      /sys and /proc; the CPU pairs, measured   host.read_host, wiring.host_topology
+    target    app.yaml, checked                         target.app.load_target
+    host      /sys and /proc; the CPU pairs, measured   host.machine.read_host, wiring.host_topology
     space     the parameters and their constraints      wiring.space_for
     search    strategy -> render -> build -> run ->     search.search_channel
               record -> decide, batch by batch
     confirm   the best, again, in a fresh process       search.confirm: the typed SearchResult
     threads   thread counts for the tuned channel       search.recommend_threads
     pool      threads.consumers: adaptive's controller  adaptive -> search.pool_tuning
-    emit      the header, atomically                    emit
+    emit      the header, atomically                    emit.header
     report    hspc-result.json, hspc-summary.md         reports
 
 `search` is the search's face (search/api.py), the only part of it the stages call. `run` is

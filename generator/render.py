@@ -54,7 +54,7 @@ class Provenance:
 
     command: tuple[str, ...]  # the words of the command line (header_text quotes them)
     host_summary: str
-    measured: tuple[str, ...]  # the measured figures, or what kTuning holds instead (emit.banner)
+    measured: tuple[str, ...]  # the measured figures, or what kTuning holds instead (banner)
     tuned_on: TunedOn  # the header's kTunedOn: what `hspc-gen check` and the header compare
 
 
@@ -173,7 +173,7 @@ baselines and round_trip, which only the developer benchmarks run)."""
 
 
 @dataclass(frozen=True)
-class BenchVariant:
+class HarnessVariant:
     id: str
     params: ChannelParams
 
@@ -205,8 +205,8 @@ class AppWork:
         )
 
 
-def render_bench_files(
-    variants: tuple[BenchVariant, ...],
+def render_harness_files(
+    variants: tuple[HarnessVariant, ...],
     event_bytes: int,
     app: AppWork = AppWork(),
     max_latency_ns: int = 0,
@@ -233,7 +233,7 @@ def render_bench_files(
         "event_bytes": event_bytes,
         "max_latency_ns": max_latency_ns,
     }
-    files["meson.build"] = _bench_meson(sorted(set(sources.values())), app, common)
+    files["meson.build"] = _harness_meson(sorted(set(sources.values())), app, common)
     files.update(app.files)
     files["main.cpp"] = (
         environment()
@@ -245,7 +245,7 @@ def render_bench_files(
 
 
 def _variant_units(
-    table: tuple[BenchVariant, ...], sources: Mapping[str, str], common: Mapping[str, object]
+    table: tuple[HarnessVariant, ...], sources: Mapping[str, str], common: Mapping[str, object]
 ) -> dict[str, str]:
     """Each translation unit of compile-time points, rendered."""
     template = environment().get_template("harness/variant.cpp.j2")
@@ -256,13 +256,13 @@ def _variant_units(
     }
 
 
-def _compiled_points(variants: tuple[BenchVariant, ...]) -> tuple[BenchVariant, ...]:
+def _compiled_points(variants: tuple[HarnessVariant, ...]) -> tuple[HarnessVariant, ...]:
     """The distinct compile-time points of the variants (their CPUs left out), by id."""
     units = {compiled_id(v): v.params.replace(producer_cpu=-1, consumer_cpu=-1) for v in variants}
-    return tuple(BenchVariant(cid, units[cid]) for cid in sorted(units))
+    return tuple(HarnessVariant(cid, units[cid]) for cid in sorted(units))
 
 
-def unit_sources(variants: tuple[BenchVariant, ...], points_per_unit: int) -> dict[str, str]:
+def unit_sources(variants: tuple[HarnessVariant, ...], points_per_unit: int) -> dict[str, str]:
     """Compile-time point id -> the translation unit that holds it: the points in id order,
     `points_per_unit` to a unit (a unit of one point is named after it, `v_<id>.cpp`)."""
     if points_per_unit < 1:
@@ -272,7 +272,7 @@ def unit_sources(variants: tuple[BenchVariant, ...], points_per_unit: int) -> di
     for first in range(0, len(ids), points_per_unit):
         group = ids[first : first + points_per_unit]
         name = group[0] if len(group) == 1 else _group_id(group)
-        out.update(dict.fromkeys(group, bench_source(name)))
+        out.update(dict.fromkeys(group, harness_source(name)))
     return out
 
 
@@ -281,7 +281,7 @@ def _group_id(ids: list[str]) -> str:
     return "g" + digest.hexdigest()[:10]
 
 
-def _bench_meson(sources: list[str], app: AppWork, common: dict[str, object]) -> str:
+def _harness_meson(sources: list[str], app: AppWork, common: dict[str, object]) -> str:
     return (
         environment()
         .get_template("harness/meson.build.j2")
@@ -295,7 +295,7 @@ def _bench_meson(sources: list[str], app: AppWork, common: dict[str, object]) ->
     )
 
 
-def compiled_id(variant: BenchVariant) -> str:
+def compiled_id(variant: HarnessVariant) -> str:
     """The compile-time point a variant runs (its `run_<id>` function): its id with the CPUs
     left out."""
     unpinned = variant.params.replace(producer_cpu=-1, consumer_cpu=-1)
@@ -303,7 +303,7 @@ def compiled_id(variant: BenchVariant) -> str:
     return "u" + digest.hexdigest()[:10]
 
 
-def bench_source(unit_id: str) -> str:
+def harness_source(unit_id: str) -> str:
     return f"v_{unit_id}.cpp"
 
 

@@ -37,12 +37,12 @@ from hspc_gen.search.measure.load import BUSY_OTHER_CPUS, machine_busy
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.measure.toolchain import RealToolchain, Toolchain
 from hspc_gen.search.records import migrate, wisdom
-from hspc_gen.search.records.records import params_from_dict
+from hspc_gen.search.records.samples import params_from_dict
 from hspc_gen.search.records.store import RecordStore, StoreBusyError, locked
+from hspc_gen.search.stages import stages
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.strategies.placements import HostShape
 from hspc_gen.search.strategies.space import Space
-from hspc_gen.search.strategies.stages import stages
 from hspc_gen.search.threads import session
 from hspc_gen.search.threads.pool import PoolInputs, pool_tuning
 from hspc_gen.search.threads.recorded import Budget

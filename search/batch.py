@@ -17,10 +17,10 @@ from hspc_gen.model import ChannelParams
 from hspc_gen.model.progress import Progress
 from hspc_gen.search import tune
 from hspc_gen.search.decisions import stats
-from hspc_gen.search.decisions.racing import Evaluation
 from hspc_gen.search.measure.plan import Plan, Runner, RunResult
 from hspc_gen.search.measure.toolchain import Prepared, Toolchain
-from hspc_gen.search.records.records import Cut, Sample
+from hspc_gen.search.racing import Evaluation
+from hspc_gen.search.records.samples import Cut, Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 

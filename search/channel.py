@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.result import SearchResult
 from hspc_gen.model.workload import Workload
-from hspc_gen.search import tune
+from hspc_gen.search import schedule, tune
 from hspc_gen.search.batch import Machinery, evaluate_every_round, search_step
 from hspc_gen.search.decisions import findings
-from hspc_gen.search.decisions.racing import Evaluation, PlanCounts
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.strategies import registry, schedule
+from hspc_gen.search.racing import Evaluation, PlanCounts
+from hspc_gen.search.strategies import registry
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 from hspc_gen.search.strategies.space import Space
 

@@ -12,8 +12,8 @@ crashes or hangs (the executor names it and runs the rounds again without it) is
 that status; only flags the compiler rejects, or a build nothing of can run, are the user's to
 fix (UserError).
 
-Every round is recorded in the host's record store (search.contest_rounds): a re-run with the
-same inputs replays the rounds recorded and runs only those it lacks.
+Every round is recorded in the host's record store (search.records.contest_rounds): a re-run with
+the same inputs replays the rounds recorded and runs only those it lacks.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from hspc_gen.search.measure.harness import Executed, execute, parse_samples, pl
 from hspc_gen.search.measure.run import isolate
 from hspc_gen.search.measure.toolchain import first_error
 from hspc_gen.search.records import contest_rounds
-from hspc_gen.search.records.records import RecordKey, Sample, candidate_id
+from hspc_gen.search.records.samples import RecordKey, Sample, candidate_id
 from hspc_gen.search.records.store import RecordStore
 
 REFERENCE = "tuned_consume"
@@ -89,7 +89,7 @@ class Contest:
     header: Path
     workload: Workload
     render: Callable[[tuple[str, ...]], dict[str, str]]  # the Meson project with these tuned
-    # rows (the render stage: render.render_contest_files, bound by the generator's bench)
+    # rows (the render stage: render.render_contest_files, bound by cli.bench)
     event_bytes: int
     cxxflags: str = DEFAULT_CXXFLAGS
     rounds: int = DEFAULT_ROUNDS

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Effort, Objective, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search import schedule
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import distance
-from hspc_gen.search.decisions.racing import Evaluation, PlanCounts, RaceSettings, race_and_decide
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.plan import (
     SAMPLE_SECONDS,
@@ -33,9 +33,9 @@ from hspc_gen.search.measure.plan import (
     records_from_run,
 )
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.records.records import Cut, Sample
+from hspc_gen.search.racing import Evaluation, PlanCounts, RaceSettings, race_and_decide
+from hspc_gen.search.records.samples import Cut, Sample
 from hspc_gen.search.records.store import RecordStore
-from hspc_gen.search.strategies import schedule
 from hspc_gen.search.strategies.base import Batch, StepResult, make_batch
 
 STAGE_ONE_BASELINES = ("producer_alone", "consumer_alone")

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define BENCH_CHECK(cond)                                                           \
+#define HARNESS_CHECK(cond)                                                         \
   do {                                                                              \
     if (!(cond)) {                                                                  \
       std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
@@ -15,17 +15,17 @@
 
 // ThreadSanitizer runs threaded code ~10x slower: scale event counts down under it.
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define BENCH_TEST_SANITIZED 1
+#define HARNESS_TEST_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define BENCH_TEST_SANITIZED 1
+#define HARNESS_TEST_SANITIZED 1
 #endif
 #endif
 
-namespace bench_test {
-#ifdef BENCH_TEST_SANITIZED
+namespace harness_test {
+#ifdef HARNESS_TEST_SANITIZED
 constexpr unsigned long long kScale = 16;
 #else
 constexpr unsigned long long kScale = 1;
 #endif
-}  // namespace bench_test
+}  // namespace harness_test

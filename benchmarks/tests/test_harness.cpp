@@ -20,8 +20,8 @@
 
 namespace {
 
-namespace hb = hspc_bench;
-using bench_test::kScale;
+namespace hb = hspc_harness;
+using harness_test::kScale;
 using hspc::Primitive;
 
 template <class E, Primitive P = Primitive::futex>
@@ -51,8 +51,8 @@ void checksum_closed_form() {
       hb::stamp(ev, i);
       v.check(ev);
     }
-    BENCH_CHECK(v.in_order());
-    BENCH_CHECK(v.checksum() == hb::expected_checksum<E>(n));
+    HARNESS_CHECK(v.in_order());
+    HARNESS_CHECK(v.checksum() == hb::expected_checksum<E>(n));
   }
 }
 
@@ -67,9 +67,9 @@ void events_and_checksums() {
 
 void calibration() {
   const hb::Calibration c = hb::calibrate(3, 1u << 16);
-  BENCH_CHECK(c.loops_per_ns > 0);
-  BENCH_CHECK(c.loops_for(0) == 0 && c.loops_for(-5) == 0);
-  BENCH_CHECK(c.loops_for(1000) >= c.loops_for(10));
+  HARNESS_CHECK(c.loops_per_ns > 0);
+  HARNESS_CHECK(c.loops_for(0) == 0 && c.loops_for(-5) == 0);
+  HARNESS_CHECK(c.loops_for(1000) >= c.loops_for(10));
 }
 
 // Every kind, through the variant table's dispatcher, gives a verified sample of the right size.
@@ -77,15 +77,15 @@ template <class T, class Launch = hb::DirectLaunch>
 void every_kind(hb::Context& ctx, const hb::Workload& w) {
   for (const hb::KindName& k : hb::kKindNames) {
     hb::Kind parsed{};
-    BENCH_CHECK(hb::parse_kind(k.name, parsed) && parsed == k.kind);
+    HARNESS_CHECK(hb::parse_kind(k.name, parsed) && parsed == k.kind);
     const hb::Sample s = hb::run<T, Launch>(k.kind, w, ctx);
     if (!s.verified) std::fprintf(stderr, "kind %s not verified\n", k.name);
-    BENCH_CHECK(s.verified);
-    BENCH_CHECK(s.events == w.events && s.wall_ns > 0);
+    HARNESS_CHECK(s.verified);
+    HARNESS_CHECK(s.events == w.events && s.wall_ns > 0);
     const bool latency =
         k.kind == hb::Kind::latency || k.kind == hb::Kind::round_trip || k.kind == hb::Kind::paced;
-    BENCH_CHECK(latency == (s.latency_p50_ns > 0));
-    BENCH_CHECK(!latency || s.latency_p50_ns <= s.latency_p99_ns);
+    HARNESS_CHECK(latency == (s.latency_p50_ns > 0));
+    HARNESS_CHECK(!latency || s.latency_p50_ns <= s.latency_p99_ns);
   }
 }
 
@@ -158,14 +158,14 @@ class Faulty : public hb::ChannelContender<Ch> {
 void wrong_answers_are_reported(hb::Context& ctx) {
   using Ch = Channel<hb::Event<16>>;
   const hb::Workload w = workload(5000);
-  BENCH_CHECK((hb::run_throughput<Faulty<Ch, Fault::none, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::duplicate, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::swap, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, true>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_latency<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
-  BENCH_CHECK(!(hb::run_round_trip<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
+  HARNESS_CHECK((hb::run_throughput<Faulty<Ch, Fault::none, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::duplicate, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::swap, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_throughput<Faulty<Ch, Fault::drop, true>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_latency<Faulty<Ch, Fault::drop, false>>(w, ctx).verified));
+  HARNESS_CHECK(!(hb::run_round_trip<Faulty<Ch, Fault::tear, false>>(w, ctx).verified));
 }
 
 // One persistent consumer thread for every sample; pins undone on both threads afterwards.
@@ -179,17 +179,17 @@ void threads_and_pinning(hb::Context& ctx) {
   w.consumer_cpu = cpus.back();
   const hb::Sample a = hb::run_throughput<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx);
   const hb::Sample b = hb::run_round_trip<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx);
-  BENCH_CHECK(a.verified && b.verified);
-  BENCH_CHECK(a.consumer_tid != 0 && a.consumer_tid == b.consumer_tid);
-  BENCH_CHECK(a.consumer_tid != hb::current_tid());
-  BENCH_CHECK(same_mask(0, before));
-  BENCH_CHECK(same_mask(static_cast<pid_t>(a.consumer_tid), before));
+  HARNESS_CHECK(a.verified && b.verified);
+  HARNESS_CHECK(a.consumer_tid != 0 && a.consumer_tid == b.consumer_tid);
+  HARNESS_CHECK(a.consumer_tid != hb::current_tid());
+  HARNESS_CHECK(same_mask(0, before));
+  HARNESS_CHECK(same_mask(static_cast<pid_t>(a.consumer_tid), before));
   // Both threads on one CPU: the hand-off test's placement.
   w.consumer_cpu = w.producer_cpu;
   w.events = 200;
-  BENCH_CHECK((hb::run_round_trip<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx).verified));
-  BENCH_CHECK(same_mask(0, before));
-  BENCH_CHECK(a.producer.migrations >= -1 && a.consumer.nivcsw >= 0 && a.consumer.nvcsw >= 0);
+  HARNESS_CHECK((hb::run_round_trip<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx).verified));
+  HARNESS_CHECK(same_mask(0, before));
+  HARNESS_CHECK(a.producer.migrations >= -1 && a.consumer.nivcsw >= 0 && a.consumer.nvcsw >= 0);
 }
 
 // A throughput sample past its cap stops early: timed and verified over the events it pushed, so
@@ -201,14 +201,14 @@ void capped_samples(hb::Context& ctx) {
   slow.producer_ns = 1000;  // ~1 s uncapped
   ctx.cap_ns = 5'000'000;
   const hb::Sample capped = hb::run_throughput<A>(slow, ctx);
-  BENCH_CHECK(capped.verified);
-  BENCH_CHECK(capped.events >= hb::kCapCheckEvents - 1 && capped.events < slow.events);
+  HARNESS_CHECK(capped.verified);
+  HARNESS_CHECK(capped.events >= hb::kCapCheckEvents - 1 && capped.events < slow.events);
   const hb::Sample quick = hb::run_throughput<A>(workload(2000), ctx);
-  BENCH_CHECK(quick.verified && quick.events == 2000);
+  HARNESS_CHECK(quick.verified && quick.events == 2000);
   ctx.cap_ns = 0;
   slow.events = 20'000;
   const hb::Sample whole = hb::run_throughput<A>(slow, ctx);
-  BENCH_CHECK(whole.verified && whole.events == slow.events);
+  HARNESS_CHECK(whole.verified && whole.events == slow.events);
 }
 
 // Two threads that share one CPU wait for it in turn: the run-queue delay the probe reads shows it
@@ -218,7 +218,7 @@ void run_queue_delay() {
   if (known < 0) return;
   cpu_set_t mine;
   CPU_ZERO(&mine);
-  BENCH_CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
+  HARNESS_CHECK(sched_getaffinity(0, sizeof(mine), &mine) == 0);
   int cpu = 0;
   while (!CPU_ISSET(cpu, &mine)) ++cpu;
   std::int64_t waited[2] = {0, 0};
@@ -236,8 +236,8 @@ void run_queue_delay() {
   std::thread b(burn, 1);
   a.join();
   b.join();
-  BENCH_CHECK(waited[0] >= 0 && waited[1] >= 0);
-  BENCH_CHECK(waited[0] + waited[1] > 10'000'000);  // each waited while the other ran
+  HARNESS_CHECK(waited[0] >= 0 && waited[1] >= 0);
+  HARNESS_CHECK(waited[0] + waited[1] > 10'000'000);  // each waited while the other ran
 }
 
 }  // namespace

@@ -14,44 +14,44 @@ using hspc::detail::PoolSample;
 
 // `steps` samples of 100 ms with completions = rate(threads) / 10, following the climber's moves.
 template <class Rate>
-int drive(hspc_bench::HillClimbing& hc, int start, int steps, Rate rate, double cpu = 0.5) {
+int drive(hspc_harness::HillClimbing& hc, int start, int steps, Rate rate, double cpu = 0.5) {
   int threads = start;
   for (int i = 0; i < steps; ++i) {
     const PoolSample s{
         1e8, 0, 0, 0, static_cast<std::size_t>(threads), 64, cpu, rate(threads) / 10};
     threads += hc.decide(s);
-    BENCH_CHECK(threads >= 1 && threads <= 16);
+    HARNESS_CHECK(threads >= 1 && threads <= 16);
   }
   return threads;
 }
 
 void climbs_while_it_pays() {
-  hspc_bench::HillClimbing hc(1, 16, 1);
+  hspc_harness::HillClimbing hc(1, 16, 1);
   const int end = drive(hc, 2, 400, [](int n) { return 1000.0 * n; });
   std::printf("linear: 2 -> %d threads after 400 samples\n", end);
-  BENCH_CHECK(end >= 6);
+  HARNESS_CHECK(end >= 6);
 }
 
 void stays_when_flat() {
-  hspc_bench::HillClimbing hc(1, 16, 2);
+  hspc_harness::HillClimbing hc(1, 16, 2);
   const int end = drive(hc, 4, 400, [](int) { return 50000.0; });
   std::printf("flat: 4 -> %d threads after 400 samples\n", end);
-  BENCH_CHECK(end <= 4);
+  HARNESS_CHECK(end <= 4);
 }
 
 void no_growth_when_busy() {
-  hspc_bench::HillClimbing hc(1, 16, 3);
+  hspc_harness::HillClimbing hc(1, 16, 3);
   const int end = drive(
       hc, 2, 400, [](int n) { return 1000.0 * n; }, 0.99);
   std::printf("busy: 2 -> %d threads after 400 samples\n", end);
-  BENCH_CHECK(end <= 3);  // the wave alone moves it by its magnitude (1)
+  HARNESS_CHECK(end <= 3);  // the wave alone moves it by its magnitude (1)
 }
 
 void extends_short_samples() {
-  hspc_bench::HillClimbing hc(1, 16, 4);
+  hspc_harness::HillClimbing hc(1, 16, 4);
   (void)hc.decide(PoolSample{1e8, 0, 0, 0, 8, 64, 0.5, 1000});  // the first is always taken
-  BENCH_CHECK(hc.decide(PoolSample{1e7, 0, 0, 0, 8, 64, 0.5, 10}) == 0);
-  BENCH_CHECK(hc.next_interval_ns() == 10000000ULL);  // 7 / 10 > 15%: 10 ms more
+  HARNESS_CHECK(hc.decide(PoolSample{1e7, 0, 0, 0, 8, 64, 0.5, 10}) == 0);
+  HARNESS_CHECK(hc.next_interval_ns() == 10000000ULL);  // 7 / 10 > 15%: 10 ms more
 }
 
 }  // namespace

@@ -21,8 +21,8 @@
 
 namespace {
 
-namespace hb = hspc_bench;
-using bench_test::kScale;
+namespace hb = hspc_harness;
+using harness_test::kScale;
 using hspc::Primitive;
 
 template <class E, Primitive P = Primitive::futex, std::size_t BufferBytes = 1024>
@@ -36,11 +36,11 @@ hb::Workload workload(std::uint64_t events) {
 
 void check_sample(const hb::Sample& s, std::uint64_t events, const char* what) {
   if (!s.verified) std::fprintf(stderr, "%s: not verified\n", what);
-  BENCH_CHECK(s.verified);
-  BENCH_CHECK(s.events == events && s.wall_ns > 0);
-  BENCH_CHECK(s.waits >= 0 && s.wait_ns >= 0);
-  BENCH_CHECK(s.producer.cpu_ns > 0 && s.consumer.cpu_ns > 0);
-  BENCH_CHECK(s.producer.nvcsw >= 0 && s.consumer.nivcsw >= 0 && s.producer.migrations >= -1);
+  HARNESS_CHECK(s.verified);
+  HARNESS_CHECK(s.events == events && s.wall_ns > 0);
+  HARNESS_CHECK(s.waits >= 0 && s.wait_ns >= 0);
+  HARNESS_CHECK(s.producer.cpu_ns > 0 && s.consumer.cpu_ns > 0);
+  HARNESS_CHECK(s.producer.nvcsw >= 0 && s.consumer.nivcsw >= 0 && s.producer.migrations >= -1);
 }
 
 template <class T, class Launch = hb::DirectLaunch>
@@ -109,7 +109,7 @@ void every_code_shape(hb::Context& ctx) {
   w.producers = 2;
   w.consumers = 2;
   const hb::Sample declined = hb::run_fanout<int>(w, ctx);
-  BENCH_CHECK(declined.events == 0 && !declined.verified);
+  HARNESS_CHECK(declined.events == 0 && !declined.verified);
 }
 
 // Each consumer's share of the stream adds up to the whole stream, whatever the cut.
@@ -121,12 +121,12 @@ void shares_add_up() {
         for (std::uint64_t m = 0; m < consumers; ++m) {
           total += hb::detail::round_robin_share(events, per_buffer, m, consumers);
         }
-        BENCH_CHECK(total == events);
+        HARNESS_CHECK(total == events);
       }
     }
   }
-  BENCH_CHECK(hb::detail::round_robin_share(10, 3, 0, 2) == 6);  // buffers 0, 2 (0-2, 6-8)
-  BENCH_CHECK(hb::detail::round_robin_share(10, 3, 1, 2) == 4);  // buffers 1, 3 (3-5, 9)
+  HARNESS_CHECK(hb::detail::round_robin_share(10, 3, 0, 2) == 6);  // buffers 0, 2 (0-2, 6-8)
+  HARNESS_CHECK(hb::detail::round_robin_share(10, 3, 1, 2) == 4);  // buffers 1, 3 (3-5, 9)
 }
 
 enum class Fault { none, wrong_consumer, drop, duplicate, swap_buffers, tear };
@@ -171,22 +171,22 @@ void shares_cut_by_the_clock() {
   }
   hb::RoundRobinConsumerSide<hb::Event<12>> side(workload(400), c, 1, 3, 4, true);
   side.on_span(share.data(), share.size());
-  BENCH_CHECK(side.verified() && side.taken() == share.size());
+  HARNESS_CHECK(side.verified() && side.taken() == share.size());
   std::uint64_t sum = 0;
   for (const auto& ev : share) sum += ev.seq + 2u * static_cast<std::uint8_t>(ev.seq);
-  BENCH_CHECK(side.checksum() == sum);
+  HARNESS_CHECK(side.checksum() == sum);
   share[4].payload[0] ^= 1;
   hb::RoundRobinConsumerSide<hb::Event<12>> torn(workload(400), c, 1, 3, 4, true);
   torn.on_span(share.data(), share.size());
-  BENCH_CHECK(!torn.verified());
+  HARNESS_CHECK(!torn.verified());
 }
 
 void wrong_shares_are_reported() {
-  BENCH_CHECK(share_verifies<hb::Event<12>>(Fault::none));
-  BENCH_CHECK(share_verifies<hb::Event<1>>(Fault::none));
+  HARNESS_CHECK(share_verifies<hb::Event<12>>(Fault::none));
+  HARNESS_CHECK(share_verifies<hb::Event<1>>(Fault::none));
   for (Fault f :
        {Fault::wrong_consumer, Fault::drop, Fault::duplicate, Fault::swap_buffers, Fault::tear}) {
-    BENCH_CHECK(!share_verifies<hb::Event<12>>(f));
+    HARNESS_CHECK(!share_verifies<hb::Event<12>>(f));
   }
 }
 
@@ -208,7 +208,7 @@ void record_threads(hb::Context& ctx, const hb::Workload& w, std::size_t produce
         seen.masks[i] = hb::allowed_cpus();
         return hb::detail::ThreadEnd{};
       });
-  BENCH_CHECK(s.verified && s.wall_ns > 0);
+  HARNESS_CHECK(s.verified && s.wall_ns > 0);
 }
 
 // cpus= pins thread i (producers first) to cpus[i] for the sample only; the same persistent
@@ -220,23 +220,23 @@ void threads_and_pinning(hb::Context& ctx) {
   Seen first;
   record_threads(ctx, w, 2, 3, first);
   for (std::size_t i = 0; i < w.cpus.size(); ++i) {
-    BENCH_CHECK(first.masks[i] == std::vector<int>{w.cpus[i]});
+    HARNESS_CHECK(first.masks[i] == std::vector<int>{w.cpus[i]});
   }
-  BENCH_CHECK(first.tids[0] == hb::current_tid());
-  BENCH_CHECK(std::set<long>(first.tids.begin(), first.tids.end()).size() == 5);
-  BENCH_CHECK(hb::allowed_cpus() == cpus);
+  HARNESS_CHECK(first.tids[0] == hb::current_tid());
+  HARNESS_CHECK(std::set<long>(first.tids.begin(), first.tids.end()).size() == 5);
+  HARNESS_CHECK(hb::allowed_cpus() == cpus);
   const std::size_t pool = hb::extra_workers().size();
-  BENCH_CHECK(pool >= 3);
+  HARNESS_CHECK(pool >= 3);
   w.cpus.clear();
   Seen second;
   record_threads(ctx, w, 2, 3, second);
-  BENCH_CHECK(second.tids == first.tids);
-  BENCH_CHECK(hb::extra_workers().size() == pool);
-  for (const std::vector<int>& mask : second.masks) BENCH_CHECK(mask == cpus);
+  HARNESS_CHECK(second.tids == first.tids);
+  HARNESS_CHECK(hb::extra_workers().size() == pool);
+  for (const std::vector<int>& mask : second.masks) HARNESS_CHECK(mask == cpus);
   // The consumer of the two-thread kinds is consumer 0 here.
   w.events = 1000;
   const hb::Sample s = hb::run_throughput<hb::ChannelContender<Channel<hb::Event<8>>>>(w, ctx);
-  BENCH_CHECK(s.verified && s.consumer_tid == first.tids[2]);
+  HARNESS_CHECK(s.verified && s.consumer_tid == first.tids[2]);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 namespace {
 
-namespace hb = hspc_bench;
+namespace hb = hspc_harness;
 using E8 = hb::Event<8>;
 using E24 = hb::Event<24>;
 constexpr std::size_t kCapacity = 8192;
@@ -24,7 +24,7 @@ void delivers(hb::Context& ctx, const char* name) {
   w.events = 2000;
   const hb::Sample round_trip = hb::run_round_trip<A>(w, ctx);
   if (!throughput.verified || !round_trip.verified) std::fprintf(stderr, "%s failed\n", name);
-  BENCH_CHECK(throughput.verified && round_trip.verified);
+  HARNESS_CHECK(throughput.verified && round_trip.verified);
 }
 
 }  // namespace

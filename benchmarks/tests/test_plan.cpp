@@ -14,7 +14,7 @@
 
 namespace {
 
-namespace hb = hspc_bench;
+namespace hb = hspc_harness;
 
 bool starts_with(const std::string& s, const std::string& prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -27,19 +27,19 @@ void parses_a_plan() {
       "r0/b throughput cA 1000 3 - producer_ns=40 consumer_ns=15.5 consumer_bytes=4096\n"
       "  r0/a   round_trip  cB 10 1 0,-1 pace_ns=100 ring_bytes=64\r\n"
       "r1/p producer_alone cA 7 1 -1,-1\n");
-  BENCH_CHECK(plan.error.empty());
-  BENCH_CHECK(plan.entries.size() == 3);
+  HARNESS_CHECK(plan.error.empty());
+  HARNESS_CHECK(plan.entries.size() == 3);
   const hb::PlanEntry& b = plan.entries[0];
-  BENCH_CHECK(b.name == "r0/b" && b.kind == hb::Kind::throughput && b.variant == "cA");
-  BENCH_CHECK(b.workload.events == 1000 && b.iterations == 3);
-  BENCH_CHECK(b.workload.producer_cpu == -1 && b.workload.consumer_cpu == -1);
-  BENCH_CHECK(b.workload.producer_ns == 40 && b.workload.consumer_ns == 15.5);
-  BENCH_CHECK(b.workload.consumer_bytes == 4096 && b.workload.ring_bytes == 1024);
+  HARNESS_CHECK(b.name == "r0/b" && b.kind == hb::Kind::throughput && b.variant == "cA");
+  HARNESS_CHECK(b.workload.events == 1000 && b.iterations == 3);
+  HARNESS_CHECK(b.workload.producer_cpu == -1 && b.workload.consumer_cpu == -1);
+  HARNESS_CHECK(b.workload.producer_ns == 40 && b.workload.consumer_ns == 15.5);
+  HARNESS_CHECK(b.workload.consumer_bytes == 4096 && b.workload.ring_bytes == 1024);
   const hb::PlanEntry& a = plan.entries[1];
-  BENCH_CHECK(a.name == "r0/a" && a.kind == hb::Kind::round_trip && a.variant == "cB");
-  BENCH_CHECK(a.workload.producer_cpu == 0 && a.workload.consumer_cpu == -1);
-  BENCH_CHECK(a.workload.pace_ns == 100 && a.workload.ring_bytes == 64);
-  BENCH_CHECK(plan.entries[2].kind == hb::Kind::producer_alone);
+  HARNESS_CHECK(a.name == "r0/a" && a.kind == hb::Kind::round_trip && a.variant == "cB");
+  HARNESS_CHECK(a.workload.producer_cpu == 0 && a.workload.consumer_cpu == -1);
+  HARNESS_CHECK(a.workload.pace_ns == 100 && a.workload.ring_bytes == 64);
+  HARNESS_CHECK(plan.entries[2].kind == hb::Kind::producer_alone);
 }
 
 void parses_thread_keys() {
@@ -47,14 +47,14 @@ void parses_thread_keys() {
       "p pairs cA 10 1 - pairs=2 cpus=0+0+0+0\n"
       "f fanout cA 10 1 -1,-1 producers=2 consumers=5 consumer_ns=9\n"
       "g fanout cA 10 1 - consumers=3 cpus=0+0+0+0\n");
-  BENCH_CHECK(plan.error.empty());
+  HARNESS_CHECK(plan.error.empty());
   const hb::Workload& p = plan.entries[0].workload;
-  BENCH_CHECK(plan.entries[0].kind == hb::Kind::pairs && p.pairs == 2);
-  BENCH_CHECK((p.cpus == std::vector<int>{0, 0, 0, 0}));
+  HARNESS_CHECK(plan.entries[0].kind == hb::Kind::pairs && p.pairs == 2);
+  HARNESS_CHECK((p.cpus == std::vector<int>{0, 0, 0, 0}));
   const hb::Workload& f = plan.entries[1].workload;
-  BENCH_CHECK(plan.entries[1].kind == hb::Kind::fanout && f.producers == 2 && f.consumers == 5);
-  BENCH_CHECK(f.cpus.empty() && f.consumer_ns == 9 && f.pairs == 1);
-  BENCH_CHECK(plan.entries[2].workload.consumers == 3 && plan.entries[2].workload.producers == 1);
+  HARNESS_CHECK(plan.entries[1].kind == hb::Kind::fanout && f.producers == 2 && f.consumers == 5);
+  HARNESS_CHECK(f.cpus.empty() && f.consumer_ns == 9 && f.pairs == 1);
+  HARNESS_CHECK(plan.entries[2].workload.consumers == 3 && plan.entries[2].workload.producers == 1);
 }
 
 void rejects_bad_lines() {
@@ -89,10 +89,10 @@ void rejects_bad_lines() {
   for (const char* line : bad) {
     const hb::PlanResult plan = hb::parse_plan(std::string("# ok\n") + line + "\n");
     if (!starts_with(plan.error, "plan:2: ")) std::fprintf(stderr, "accepted: %s\n", line);
-    BENCH_CHECK(starts_with(plan.error, "plan:2: "));
-    BENCH_CHECK(plan.entries.empty());
+    HARNESS_CHECK(starts_with(plan.error, "plan:2: "));
+    HARNESS_CHECK(plan.entries.empty());
   }
-  BENCH_CHECK(!hb::read_plan("/nonexistent/plan.txt").error.empty());
+  HARNESS_CHECK(!hb::read_plan("/nonexistent/plan.txt").error.empty());
 }
 
 void takes_its_own_flags() {
@@ -101,13 +101,13 @@ void takes_its_own_flags() {
   char* argv[] = {prog, plan, deadline, five, loops, filter, nullptr};
   int argc = 6;
   hb::Options opt;
-  BENCH_CHECK(hb::take_options(argc, argv, opt).empty());
-  BENCH_CHECK(argc == 2 && std::string(argv[1]) == "--benchmark_filter=x");
-  BENCH_CHECK(opt.plan_path == "p.txt" && opt.deadline_s == 5 && opt.loops_per_ns == 2.5);
+  HARNESS_CHECK(hb::take_options(argc, argv, opt).empty());
+  HARNESS_CHECK(argc == 2 && std::string(argv[1]) == "--benchmark_filter=x");
+  HARNESS_CHECK(opt.plan_path == "p.txt" && opt.deadline_s == 5 && opt.loops_per_ns == 2.5);
   char bad[] = "--loops_per_ns=fast";
   char* argv2[] = {prog, bad, nullptr};
   int argc2 = 2;
-  BENCH_CHECK(!hb::take_options(argc2, argv2, opt).empty());
+  HARNESS_CHECK(!hb::take_options(argc2, argv2, opt).empty());
 }
 
 // Keeps what Google Benchmark reports, in order.
@@ -136,41 +136,41 @@ void runs_in_plan_order() {
       "b/fourth upper_bound cFutex 20000 1 - consumer_ns=5\n"
       "c/fifth pairs cFutex 5000 2 - pairs=2 cpus=0+0+0+0\n"
       "d/sixth fanout cCondvarPop 5000 1 - producers=2 consumers=3\n");
-  BENCH_CHECK(plan.error.empty());
+  HARNESS_CHECK(plan.error.empty());
   hb::Options opt;
   opt.deadline_s = 120;
   hb::Session session(opt);
-  BENCH_CHECK(
+  HARNESS_CHECK(
       hb::register_plan(session, plan.entries, std::begin(kVariants), std::end(kVariants)).empty());
   const hb::PlanResult unknown = hb::parse_plan("x throughput cNope 10 1 -\n");
-  BENCH_CHECK(
+  HARNESS_CHECK(
       !hb::register_plan(session, unknown.entries, std::begin(kVariants), std::end(kVariants))
            .empty());
   Capture capture;
   benchmark::RunSpecifiedBenchmarks(&capture);
-  BENCH_CHECK(capture.runs.size() == plan.entries.size());
+  HARNESS_CHECK(capture.runs.size() == plan.entries.size());
   for (std::size_t i = 0; i < plan.entries.size(); ++i) {
     const auto& run = capture.runs[i];
-    BENCH_CHECK(starts_with(run.benchmark_name(), plan.entries[i].name + "/"));
-    BENCH_CHECK(run.iterations ==
-                static_cast<benchmark::IterationCount>(plan.entries[i].iterations));
-    BENCH_CHECK(run.real_accumulated_time > 0);
+    HARNESS_CHECK(starts_with(run.benchmark_name(), plan.entries[i].name + "/"));
+    HARNESS_CHECK(run.iterations ==
+                  static_cast<benchmark::IterationCount>(plan.entries[i].iterations));
+    HARNESS_CHECK(run.real_accumulated_time > 0);
     for (const char* counter :
          {"cpu_ns_per_event", "cpu_ns_producer", "cpu_ns_consumer", "nivcsw_producer",
           "nivcsw_consumer", "migrations", "migrations_producer", "migrations_consumer", "verified",
           "items_per_second", "events", "delay_ns_producer", "delay_ns_consumer"}) {
-      BENCH_CHECK(run.counters.count(counter) == 1);
+      HARNESS_CHECK(run.counters.count(counter) == 1);
     }
-    BENCH_CHECK(run.counters.at("verified").value == 1.0);
+    HARNESS_CHECK(run.counters.at("verified").value == 1.0);
     const hb::Workload& w = plan.entries[i].workload;
     const bool many = i >= 4;  // pairs, fanout: EVENTS per producer; waits counted
-    BENCH_CHECK(run.counters.at("events").value ==
-                static_cast<double>(w.events * (many ? w.pairs * w.producers : 1)));
-    BENCH_CHECK(run.counters.count("waits") == (many ? 1u : 0u));
-    BENCH_CHECK(run.counters.count("wait_ns") == (many ? 1u : 0u));
+    HARNESS_CHECK(run.counters.at("events").value ==
+                  static_cast<double>(w.events * (many ? w.pairs * w.producers : 1)));
+    HARNESS_CHECK(run.counters.count("waits") == (many ? 1u : 0u));
+    HARNESS_CHECK(run.counters.count("wait_ns") == (many ? 1u : 0u));
   }
-  BENCH_CHECK(capture.runs[2].counters.count("latency_p50_ns") == 1);
-  BENCH_CHECK(capture.runs[0].counters.count("latency_p50_ns") == 0);
+  HARNESS_CHECK(capture.runs[2].counters.count("latency_p50_ns") == 1);
+  HARNESS_CHECK(capture.runs[0].counters.count("latency_p50_ns") == 0);
 }
 
 }  // namespace

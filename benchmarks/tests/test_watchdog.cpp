@@ -25,9 +25,9 @@ struct Outcome {
 template <class F>
 Outcome in_child(F child) {
   int pipe_fds[2];
-  BENCH_CHECK(pipe(pipe_fds) == 0);
+  HARNESS_CHECK(pipe(pipe_fds) == 0);
   const pid_t pid = fork();
-  BENCH_CHECK(pid >= 0);
+  HARNESS_CHECK(pid >= 0);
   if (pid == 0) {
     close(pipe_fds[0]);
     dup2(pipe_fds[1], STDERR_FILENO);
@@ -39,7 +39,7 @@ Outcome in_child(F child) {
   char buf[512];
   for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof(buf))) > 0;) out.stderr_text.append(buf, n);
   close(pipe_fds[0]);
-  BENCH_CHECK(waitpid(pid, &out.status, 0) == pid);
+  HARNESS_CHECK(waitpid(pid, &out.status, 0) == pid);
   return out;
 }
 
@@ -49,30 +49,30 @@ void sleep_s(double s) { std::this_thread::sleep_for(std::chrono::duration<doubl
 
 int main() {
   const Outcome hung = in_child([] {
-    hspc_bench::Watchdog dog(0.2);
+    hspc_harness::Watchdog dog(0.2);
     dog.arm("stuck/sample");
     sleep_s(30);  // far beyond the deadline: only the watchdog ends this
   });
-  BENCH_CHECK(WIFSIGNALED(hung.status) && WTERMSIG(hung.status) == SIGABRT);
-  BENCH_CHECK(hung.stderr_text.find("watchdog: sample 'stuck/sample' exceeded") !=
-              std::string::npos);
+  HARNESS_CHECK(WIFSIGNALED(hung.status) && WTERMSIG(hung.status) == SIGABRT);
+  HARNESS_CHECK(hung.stderr_text.find("watchdog: sample 'stuck/sample' exceeded") !=
+                std::string::npos);
 
   const Outcome in_time = in_child([] {
-    hspc_bench::Watchdog dog(0.2);
+    hspc_harness::Watchdog dog(0.2);
     for (int i = 0; i < 3; ++i) {
       dog.arm("quick");
       dog.disarm();
     }
     sleep_s(0.6);  // several watchdog periods with nothing armed
   });
-  BENCH_CHECK(WIFEXITED(in_time.status) && WEXITSTATUS(in_time.status) == 0);
+  HARNESS_CHECK(WIFEXITED(in_time.status) && WEXITSTATUS(in_time.status) == 0);
 
   const Outcome disabled = in_child([] {
-    hspc_bench::Watchdog dog(0);
+    hspc_harness::Watchdog dog(0);
     dog.arm("unwatched");
     sleep_s(0.3);
   });
-  BENCH_CHECK(WIFEXITED(disabled.status) && WEXITSTATUS(disabled.status) == 0);
+  HARNESS_CHECK(WIFEXITED(disabled.status) && WEXITSTATUS(disabled.status) == 0);
   std::puts("watchdog: ok");
   return 0;
 }

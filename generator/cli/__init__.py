@@ -1,3 +1,3 @@
 """The command line, the only modules that print: `main` (argv -> options -> pipeline -> exit
-status), `install` (check, vendor, integration), `common` (what they share), and one module per
-other command (`bench`, `vendor`, `host`)."""
+status), `install` (check, vendor, integration, wisdom), `common` (what they share), and one module
+per other command (`bench`, `vendor`, `host`)."""

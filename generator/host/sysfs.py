@@ -1,4 +1,4 @@
-"""Readers for Linux sysfs and procfs: the raw facts `host.read_host` assembles into a `Host`.
+"""Readers for Linux sysfs and procfs: the raw facts `machine.read_host` assembles into a `Host`.
 
 Every reader takes its directory as an argument, so a recorded tree under tests/data/sysfs reads
 exactly as the live /sys does. A file that is missing is an answer ("the kernel does not say");

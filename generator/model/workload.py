@@ -1,6 +1,6 @@
-"""The work per event, as the stages take it: a frozen value that target.py builds from app.yaml's
-`workload` section (checked there, by pydantic); the search, the thread search and the bench take
-this value and never the app.yaml model."""
+"""The work per event, as the stages take it: a frozen value that target/app.py builds from
+app.yaml's `workload` section (checked there, by pydantic); the search, the thread search and the
+bench take this value and never the app.yaml model."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """app.yaml's field types: names that must be C++ identifiers, choices among the model's enums,
-thread counts, and paths resolved against app.yaml's folder. `target` builds its models from
+thread counts, and paths resolved against app.yaml's folder. `target.app` builds its models from
 these; each raises ValueError with a message a person can act on."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ sockets 108-197 ns), while one class's pairs differ by percents and by the dista
 mesh or ring, which leaves no gap.
 
 `classify(host, matrix)` gives the Topology; `representative_pairs(topology)` one placement per
-class for a search to race; `read_matrix(path)` a recorded matrix file.
+class for a search to race (`text.read_matrix` reads a recorded matrix file).
 """
 
 from __future__ import annotations

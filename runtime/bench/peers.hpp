@@ -52,7 +52,7 @@
 
 namespace hspc_peers {
 
-using hspc_bench::wait_until_true;
+using hspc_harness::wait_until_true;
 
 // Each side's private batch of a bulk peer, on its own lines, away from the other side's; zeroed,
 // so pre-faulted before the clock starts.

@@ -12,7 +12,7 @@
 
 #include "harness/worker.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 template <class E, std::size_t Buffers, std::size_t BufferBytes>
 class WholeBuffers {
@@ -99,4 +99,4 @@ class WholeBuffers {
   std::size_t cursor_ = 0;
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -21,7 +21,7 @@ void hspc_produce(std::uint64_t seq, void* event, std::size_t size);
 void hspc_consume(const void* event, std::size_t size);
 #endif
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 #ifdef HSPC_APP_PRODUCER
 inline constexpr bool kAppProducer = true;
@@ -59,4 +59,4 @@ inline void app_consume(const void* event, std::size_t size) {
 }
 #endif
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

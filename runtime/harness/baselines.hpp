@@ -13,7 +13,7 @@
 #include "harness/sample.hpp"
 #include "harness/sides.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 namespace detail {
 
@@ -180,4 +180,4 @@ Sample run_p0_parallel(const Workload& w, Context& ctx) {
   return s;
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
     }
     samples = static_cast<std::uint32_t>(n);
   }
-  const std::vector<int> cpus = hspc_bench::allowed_cpus();
+  const std::vector<int> cpus = hspc_harness::allowed_cpus();
   if (cpus.empty()) {
     std::fprintf(stderr, "calibrate: the kernel did not say which CPUs this process may use\n");
     return 1;

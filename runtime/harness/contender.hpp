@@ -2,7 +2,7 @@
 // queue, so every contender is timed by exactly the same code.
 //
 // A contender type A provides
-//   using Event = ...;                        the event type (hspc_bench::Event<N>)
+//   using Event = ...;                        the event type (hspc_harness::Event<N>)
 //   static constexpr bool kBulk;              consumer drains with consume() (true) or pop()
 //   static constexpr std::size_t kCapacityBytes;  buffer memory, for the `achievable` baseline
 //   A();                                      builds (and pre-faults) the queue: never timed
@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 namespace detail {
 
@@ -140,4 +140,4 @@ struct AsContender<T, std::void_t<decltype(T::kBulk)>> {
 template <class T>
 using AsContenderT = typename AsContender<T>::type;
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

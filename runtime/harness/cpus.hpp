@@ -6,7 +6,7 @@
 
 #include <vector>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // The CPUs in this process's affinity mask, in order (empty if it cannot be read).
 inline std::vector<int> allowed_cpus() {
@@ -20,4 +20,4 @@ inline std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

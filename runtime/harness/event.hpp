@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 namespace detail {
 
@@ -104,4 +104,4 @@ class Verifier {
   std::uint64_t checksum_ = 0;
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -11,7 +11,7 @@
 //     its own abort prints nothing more;
 //   - exit() or quick_exit() during a sample writes the side that called it (the exit status
 //     stays the user's).
-// The lines (PREFIX is hspc_bench, or hspc_smoke for the smoke program):
+// The lines (PREFIX is hspc_harness, or hspc_smoke for the smoke program):
 //   PREFIX: fatal signal SIGSEGV in the user's consumer code (hspc_consume) during sample 'r3/c1'
 //   PREFIX: fatal signal SIGBUS outside the user's code with no sample running
 //   PREFIX: exit() called during sample 'r3/c1' from the user's producer code (hspc_produce)
@@ -27,14 +27,14 @@
 #include <string>
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define HSPC_BENCH_SANITIZED 1
+#define HSPC_HARNESS_SANITIZED 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define HSPC_BENCH_SANITIZED 1
+#define HSPC_HARNESS_SANITIZED 1
 #endif
 #endif
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // Which of the user's functions a thread is in.
 enum class AppCode : unsigned char { none, producer, consumer };
@@ -44,7 +44,7 @@ namespace fault {
 inline constexpr std::size_t kMaxThreads = 320;  // slots; threads past them share the last one
 inline constexpr std::size_t kAltStackBytes = std::size_t{64} << 10;  // signal stack per thread
 inline constexpr std::size_t kSampleNameBytes = 256;
-#ifdef HSPC_BENCH_SANITIZED
+#ifdef HSPC_HARNESS_SANITIZED
 inline constexpr bool kSanitized = true;
 #else
 inline constexpr bool kSanitized = false;
@@ -66,7 +66,7 @@ inline std::atomic<bool> g_running{false};            // a sample is running
 inline std::atomic<bool> g_quiet{false};  // a cause was already written: later deaths stay silent
 inline std::atomic<bool> g_installed{false};
 inline std::atomic<bool> g_exit_hooked{false};
-inline std::atomic<const char*> g_prefix{"hspc_bench"};
+inline std::atomic<const char*> g_prefix{"hspc_harness"};
 
 // Gives the thread a signal stack of its own (unless it has one), so that a stack overflow in
 // the user's code still reaches the handler.
@@ -238,7 +238,7 @@ inline std::string threads_in_user_code() {
 // At harness start: the fatal-signal handlers, and the calling thread's slot. `line_prefix` must
 // be a string literal (it is read by the handlers for the life of the process). Under a sanitizer
 // its own handlers stay: their reports say more.
-inline void install(const char* line_prefix = "hspc_bench") noexcept {
+inline void install(const char* line_prefix = "hspc_harness") noexcept {
   g_prefix.store(line_prefix, std::memory_order_relaxed);
   (void)this_thread_slot();
   if (g_installed.exchange(true) || kSanitized) return;
@@ -276,4 +276,4 @@ inline bool cause_reported() noexcept { return g_quiet.load(); }
 
 }  // namespace fault
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

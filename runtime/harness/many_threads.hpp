@@ -19,7 +19,7 @@
 #include "harness/thread_stats.hpp"
 #include "harness/worker.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // The largest sample a plan may ask for, in threads.
 inline constexpr std::size_t kMaxSampleThreads = 256;
@@ -171,4 +171,4 @@ Sample many_sided(const Workload& w, Context& ctx, std::size_t producers, std::s
 
 }  // namespace detail
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

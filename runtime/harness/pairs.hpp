@@ -26,7 +26,7 @@
 #include "hspc/channel.hpp"
 #include "hspc/fanout.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // The most consumers a plan may give one fan-out.
 inline constexpr std::size_t kMaxFanOutConsumers = 64;
@@ -237,7 +237,7 @@ class RoundRobinConsumerSide {
 namespace detail {
 
 inline Sample declined(const char* kind) {
-  std::fprintf(stderr, "hspc_bench: the %s kind needs an hspc channel variant\n", kind);
+  std::fprintf(stderr, "hspc_harness: the %s kind needs an hspc channel variant\n", kind);
   return Sample{};
 }
 
@@ -325,4 +325,4 @@ Sample run_fanout(const Workload& w, Context& ctx) {
   }
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -51,7 +51,7 @@
 #include "harness/thread_stats.hpp"
 #include "harness/variant.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 struct PlanEntry {
   std::string name;
@@ -238,4 +238,4 @@ inline PlanResult read_plan(const std::string& path) {
   return parse_plan(text.str());
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -22,7 +22,7 @@
 #include "harness/variant.hpp"
 #include "harness/watchdog.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // The harness's own flags (Google Benchmark's are left for benchmark::Initialize):
 //   --plan FILE          the plan to run (plan programs only)
@@ -92,7 +92,7 @@ class Session {
              {},
              static_cast<std::int64_t>(opt.cap_s * 1e9)},
         watchdog_(opt.deadline_s) {
-    fault::install("hspc_bench");
+    fault::install("hspc_harness");
     benchmark::AddCustomContext("hspc_loops_per_ns", std::to_string(ctx_.calibration.loops_per_ns));
     benchmark::AddCustomContext("hspc_deadline_s", std::to_string(opt.deadline_s));
   }
@@ -204,12 +204,12 @@ inline benchmark::internal::Benchmark* register_sample(
       totals.add(s);
       if (s.events == 0) {  // declined or broken: the tuner makes this the arm's failure
         session.count_wrong_answer();
-        std::fprintf(stderr, "hspc_bench: %s: NO EVENTS (the sample moved nothing)\n",
+        std::fprintf(stderr, "hspc_harness: %s: NO EVENTS (the sample moved nothing)\n",
                      name.c_str());
       } else if (!s.verified) {
         session.count_wrong_answer();
         std::fprintf(stderr,
-                     "hspc_bench: %s: WRONG ANSWER (events lost, repeated, reordered or "
+                     "hspc_harness: %s: WRONG ANSWER (events lost, repeated, reordered or "
                      "torn)\n",
                      name.c_str());
       }
@@ -248,7 +248,7 @@ inline std::optional<Options> init(int& argc, char** argv) {
   Options opt;
   const std::string error = take_options(argc, argv, opt);
   if (!error.empty()) {
-    std::fprintf(stderr, "hspc_bench: %s\n", error.c_str());
+    std::fprintf(stderr, "hspc_harness: %s\n", error.c_str());
     return std::nullopt;
   }
   benchmark::Initialize(&argc, argv);
@@ -266,18 +266,18 @@ inline int plan_main(int argc, char** argv, const Variant* begin, const Variant*
   const std::optional<Options> opt = init(argc, argv);
   if (!opt) return 2;
   if (opt->plan_path.empty()) {
-    std::fprintf(stderr, "hspc_bench: --plan FILE is required\n");
+    std::fprintf(stderr, "hspc_harness: --plan FILE is required\n");
     return 2;
   }
   const PlanResult plan = read_plan(opt->plan_path);
   if (!plan.error.empty()) {
-    std::fprintf(stderr, "hspc_bench: %s\n", plan.error.c_str());
+    std::fprintf(stderr, "hspc_harness: %s\n", plan.error.c_str());
     return 2;
   }
   Session session(*opt);
   const std::string error = register_plan(session, plan.entries, begin, end);
   if (!error.empty()) {
-    std::fprintf(stderr, "hspc_bench: %s\n", error.c_str());
+    std::fprintf(stderr, "hspc_harness: %s\n", error.c_str());
     return 2;
   }
   benchmark::AddCustomContext("hspc_plan", opt->plan_path);
@@ -291,4 +291,4 @@ int plan_main(int argc, char** argv, const Variant (&variants)[N]) {
   return plan_main(argc, argv, variants, variants + N);
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -13,7 +13,7 @@
 #include "harness/contender.hpp"
 #include "harness/sides.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 namespace detail {
 
@@ -251,4 +251,4 @@ Sample run_round_trip(const Workload& w, Context& ctx) {
   return s;
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

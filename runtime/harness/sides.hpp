@@ -13,7 +13,7 @@
 #include "harness/work.hpp"
 #include "harness/worker.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // One benchmark's workload. Stage One: no work (zeros); Stage Two: e.g. producer_ns = 40,
 // consumer_ns = 15 per event.
@@ -172,4 +172,4 @@ struct DirectLaunch {
   }
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -41,7 +41,7 @@
 
 namespace {
 
-using Event = hspc_bench::Event<HSPC_EVENT_BYTES>;
+using Event = hspc_harness::Event<HSPC_EVENT_BYTES>;
 using Clock = std::chrono::steady_clock;
 
 // The producer's last events, replayed to the consumer in order of their slots.
@@ -110,7 +110,7 @@ double run_producer(std::uint64_t events, std::vector<Event>& ring) {
   std::size_t slot = 0;
   const auto t0 = Clock::now();
   for (std::uint64_t i = 0; i < events; ++i) {
-    hspc_bench::app_produce(i, scratch, sizeof(Event));
+    hspc_harness::app_produce(i, scratch, sizeof(Event));
     std::memcpy(&ring[slot], scratch, sizeof(Event));
     if (++slot == ring.size()) slot = 0;
   }
@@ -128,7 +128,7 @@ double run_consumer(std::uint64_t events, const std::vector<Event>& ring) {
   std::size_t slot = 0;
   const auto t0 = Clock::now();
   for (std::uint64_t i = 0; i < events; ++i) {
-    hspc_bench::app_consume(&ring[slot], sizeof(Event));
+    hspc_harness::app_consume(&ring[slot], sizeof(Event));
     if (++slot == ring.size()) slot = 0;
   }
   return ns_per_event(t0, Clock::now(), events);
@@ -142,7 +142,7 @@ double run_consumer(std::uint64_t events, const std::vector<Event>& ring) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  hspc_bench::fault::install("hspc_smoke");
+  hspc_harness::fault::install("hspc_smoke");
   Options opt;
   const std::string error = parse_options(argc, argv, opt);
   if (!error.empty()) {
@@ -150,10 +150,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Event> ring(opt.events < kRingEvents ? opt.events : kRingEvents);  // zeroed
-  hspc_bench::Watchdog watchdog(opt.deadline_s);  // one deadline for the whole run
+  hspc_harness::Watchdog watchdog(opt.deadline_s);  // one deadline for the whole run
   watchdog.arm("smoke/producer");
   const double producer_ns = run_producer(opt.events, ring);
-  hspc_bench::fault::name_sample("smoke/consumer");
+  hspc_harness::fault::name_sample("smoke/consumer");
   const double consumer_ns = run_consumer(opt.events, ring);
   watchdog.disarm();
   std::printf("hspc_smoke: ok events=%llu producer_ns_per_event=%.2f consumer_ns_per_event=%.2f\n",

@@ -8,7 +8,7 @@
 
 #include "hspc/affinity.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // A launcher for run<T, Launch>: runs the producer's body with its stack shifted by OffsetBytes.
 template <std::size_t OffsetBytes>
@@ -19,4 +19,4 @@ struct StackOffset {
   }
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // What one thread spent and suffered during one sample.
 struct ThreadStats {
@@ -139,7 +139,7 @@ class ScopedPin {
     if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0) {
       // A plan naming a CPU we may not use was rejected when it was read; getting here means
       // the affinity changed under us, and a sample on the wrong CPU would be a silent lie.
-      std::fprintf(stderr, "hspc_bench: cannot pin thread to CPU %d\n", cpu);
+      std::fprintf(stderr, "hspc_harness: cannot pin thread to CPU %d\n", cpu);
       std::abort();
     }
   }
@@ -154,4 +154,4 @@ class ScopedPin {
   cpu_set_t saved_{};
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

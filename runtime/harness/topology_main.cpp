@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const std::vector<int> cpus = hspc_bench::allowed_cpus();
+  const std::vector<int> cpus = hspc_harness::allowed_cpus();
   if (o.all_pairs) {
     for (std::size_t i = 0; i < cpus.size(); ++i) {
       for (std::size_t j = i + 1; j < cpus.size(); ++j) o.pairs.emplace_back(cpus[i], cpus[j]);

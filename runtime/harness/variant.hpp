@@ -1,10 +1,11 @@
 // Benchmark kinds and the variant table: how a plan line's variant id reaches a template
 // instantiation. The rendered benchmark provides the table, e.g.
 //
-//   static const hspc_bench::Variant kVariants[] = {
-//       {"c1a2b3c4d5", &hspc_bench::run<hspc::BasicChannel<hspc_bench::Event<8>,
+//   static const hspc_harness::Variant kVariants[] = {
+//       {"c1a2b3c4d5", &hspc_harness::run<hspc::BasicChannel<hspc_harness::Event<8>,
 //                                       hspc::Primitive::futex, 4, 16384, 128>>},
-//       {"c9f8e7d6c5", &hspc_bench::run<hspc_bench::PerEvent<...>, hspc_bench::StackOffset<4096>>},
+//       {"c9f8e7d6c5", &hspc_harness::run<hspc_harness::PerEvent<...>,
+//       hspc_harness::StackOffset<4096>>},
 //   };
 #pragma once
 
@@ -17,7 +18,7 @@
 #include "harness/pairs.hpp"
 #include "harness/sample.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // What one benchmark measures. The names are the plan's and the records' arm names.
 enum class Kind {
@@ -124,4 +125,4 @@ inline const Variant* find_variant(const Variant* begin, const Variant* end,
   return nullptr;
 }
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

@@ -2,7 +2,7 @@
 // process forever: the watchdog aborts the process with a message on stderr once a sample runs
 // past its deadline, and the tuner records that as a status (timeout) instead of waiting. The
 // message says whether a thread was in the user's code (fault.hpp), e.g.
-//   hspc_bench: watchdog: sample 'r3/c1' exceeded the 10.000 s deadline; the consumer was in the
+//   hspc_harness: watchdog: sample 'r3/c1' exceeded the 10.000 s deadline; the consumer was in the
 //   user's hspc_consume                                                        (on one line)
 // Arming and disarming also tell fault.hpp which sample is running.
 #pragma once
@@ -19,7 +19,7 @@
 
 #include "harness/fault.hpp"
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 class Watchdog {
  public:
@@ -88,4 +88,4 @@ class Watchdog {
   std::thread thread_;
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

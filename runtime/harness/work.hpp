@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 // `loops` dependent multiply-adds starting from `x`; returns the final value so the caller can
 // sink it. The empty asm keeps the chain in a register and stops the compiler from folding it.
@@ -89,4 +89,4 @@ class WorkingSet {
   std::unique_ptr<std::uint64_t[]> data_;
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

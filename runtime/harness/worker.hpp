@@ -16,7 +16,7 @@
 #include <thread>
 #include <utility>
 
-namespace hspc_bench {
+namespace hspc_harness {
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -115,4 +115,4 @@ class Worker {
   std::thread thread_;  // last: started once the members it uses exist
 };
 
-}  // namespace hspc_bench
+}  // namespace hspc_harness

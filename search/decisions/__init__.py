@@ -1,2 +1,2 @@
-"""Statistics and decisions: paired statistics, racing a batch, picking a winner with a margin, and
-what the search found as the model's typed values."""
+"""Statistics and decisions: paired statistics (`stats`), a winner picked with a margin (`decide`),
+and what the search found, as the model's typed values (`findings`)."""

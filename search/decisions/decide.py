@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from hspc_gen.model import ChannelParams, Objective, Status, Summary
 from hspc_gen.search.decisions import stats
-from hspc_gen.search.records.records import AA_PREFIX, Sample
+from hspc_gen.search.records.samples import AA_PREFIX, Sample
 
 SamplesByArm = Mapping[str, Sequence[Sample]]
 

@@ -21,8 +21,8 @@ from hspc_gen.model.result import (
 )
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import metric_for
-from hspc_gen.search.decisions.racing import Evaluation
-from hspc_gen.search.records.records import BASELINE_ARMS, Sample, latency_arm
+from hspc_gen.search.racing import Evaluation
+from hspc_gen.search.records.samples import BASELINE_ARMS, Sample, latency_arm
 
 
 def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Step:

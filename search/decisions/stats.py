@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from hspc_gen.model import Figure, Summary
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 
 # --- Statistics policy (Google Benchmark style: named, documented, in one place) -----------------
 MIN_ROUNDS = 6

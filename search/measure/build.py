@@ -70,7 +70,7 @@ PROGRAM_FLAGS: tuple[str, ...] = ("-std=c++17", "-O2", "-pthread")
 """The one-file measuring programs and the user's code alone: what they time is the OS's waits
 and the user's own code, which -O2 compiles as their build would."""
 BUILD_TIMEOUT_SECONDS = 900
-EXECUTABLE = "hspc_bench"
+EXECUTABLE = "hspc_harness"
 JOBS = os.cpu_count() or 1
 """Compilers Ninja runs at once."""
 _FAILED_OBJECT = re.compile(r"^FAILED: .*?(\w+)\.cpp\.o", re.MULTILINE)  # the unit's stem

@@ -18,7 +18,7 @@ from hspc_gen.search.decisions import stats
 from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
 from hspc_gen.search.records.entries import CalibrationRecord
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 SAMPLES = 101

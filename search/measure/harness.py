@@ -24,7 +24,7 @@ from hspc_gen.model import ChannelParams, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import process
 from hspc_gen.search.measure.plan import Plan
-from hspc_gen.search.records.records import Sample, base_of, is_baseline, is_latency
+from hspc_gen.search.records.samples import Sample, base_of, is_baseline, is_latency
 
 SAMPLE_DEADLINE_SECONDS = 10.0  # the longest a sample may run before the harness aborts it
 MIN_SAMPLE_DEADLINE_SECONDS = 1.0

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen.model import Status
-from hspc_gen.search.records.records import (
+from hspc_gen.search.records.samples import (
     Candidate,
     Record,
     RecordKey,

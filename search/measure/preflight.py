@@ -34,7 +34,7 @@ from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import load, process
 from hspc_gen.search.measure.build import compile_program
 from hspc_gen.search.records.entries import UserCodeRecord
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 SMOKE_EVENTS = 100_000

@@ -25,7 +25,7 @@ from hspc_gen.search.measure.harness import (
     plan_text,
 )
 from hspc_gen.search.measure.plan import Plan, RunResult
-from hspc_gen.search.records.records import base_of
+from hspc_gen.search.records.samples import base_of
 
 
 class Outcome(Protocol):

@@ -25,7 +25,7 @@ from hspc_gen.search.measure.build import JOBS, MESON_OPTIONS, BuildResult, Proj
 from hspc_gen.search.measure.harness import PACED_KIND, Invocation
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.run import run_plan, without_arms
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.strategies.base import Batch
 
 FLAGS = " ".join(MESON_OPTIONS)

@@ -28,7 +28,7 @@ from hspc_gen.model.topology import (
 )
 from hspc_gen.search.measure import load, program
 from hspc_gen.search.measure.program import ProgramError
-from hspc_gen.search.records.records import MatrixRecord, RecordKey
+from hspc_gen.search.records.samples import MatrixRecord, RecordKey
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.topology import plan as topology_plan
 from hspc_gen.topology.classes import moved

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from hspc_gen.model import Status
 from hspc_gen.search.records.entries import ArmRound, RoundRecord
-from hspc_gen.search.records.records import RecordKey, Sample
+from hspc_gen.search.records.samples import RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 
 Failed = Mapping[str, tuple[Status, str]]  # arm -> status, cause

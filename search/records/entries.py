@@ -1,17 +1,16 @@
 """Every kind of line the record store holds, and the one schema version they share.
 
-`search.records` defines the search's kinds (a `Record` of samples, a `Cut`, a `MatrixRecord`);
-this module adds the measured facts that had JSON caches of their own, and `hspc-gen bench`'s
-rounds, so that one store, one key scheme (`RecordKey`) and one schema version hold them all,
-and wisdom moves them as lines like any other:
-
+`search.records.samples` defines the search's kinds (a `Record` of samples, a `Cut`, a
+`MatrixRecord`); this module adds the measured facts that had JSON caches of their own, and
+`hspc-gen bench`'s rounds, so that one store, one key scheme (`RecordKey`) and one schema version
+hold them all, and wisdom moves them as lines like any other:
 - `CalibrationRecord`: the host's waiting costs (search.measure.calibrate). Its key names the
-  host only: the wait costs are the kernel's and the CPUs', not a program's.
+  host and the program that timed them, not the compiler: the costs are the kernel's and CPUs'.
 - `UserCodeRecord`: the user's code's cost per event (search.measure.preflight), keyed by the
   host and the code's digest (the files, the sides, the event size, the smoke harness).
 - `RoundRecord`: one round of `hspc-gen bench`, each contender's sample or failure
-  (search.contest_rounds), keyed by the host, the contest's sources and how they were run, the
-  compiler and the user's flags.
+  (search.records.contest_rounds), keyed by the host, the contest's sources and how they were run,
+  the compiler and the user's flags.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hspc_gen.model import Status
-from hspc_gen.search.records.records import (
+from hspc_gen.search.records.samples import (
     STORE_SCHEMA,
     Cut,
     MatrixRecord,

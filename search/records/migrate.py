@@ -26,7 +26,7 @@ from hspc_gen.search.records.entries import (
     floats,
     strict_bool,
 )
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import FOLDER, SAFE_NAME, RecordStore
 
 HOST_FOLDER = "host"  # under the cache folder, where that version kept them

@@ -1,9 +1,10 @@
 """The append-only record store: one JSON Lines file per host fingerprint under a cache directory.
 
-Each line is one entry of a kind `search.entries` knows (samples, a budget's cut, the CPU-pair
-matrix, the host's calibration, the user's code's cost, a bench round), stamped with the store's
-schema version: every fact the tool measures on a host lives here. Lines are only ever appended
-(flushed and fsynced), so a run killed mid-write leaves at most one partial last line, which
+Each line is one entry of a kind `search.records.entries` knows (samples, a budget's cut, the
+CPU-pair matrix, the host's calibration, the user's code's cost, a bench round), stamped with the
+store's schema version: every fact the tool measures on a host lives here. Lines are only ever
+appended (flushed and fsynced), so a run killed mid-write leaves at most one partial last line,
+which
 loading skips. An entry is reused only when its whole `RecordKey` matches (host fingerprint,
 source hash, compiler, flags): anything else is stale, as FFTW rejects wisdom from another build.
 A line that cannot be read (another version's schema, or damaged) is never used and never fatal:
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from hspc_gen.search.records.entries import Entry, entry_from_dict
-from hspc_gen.search.records.records import Cut, MatrixRecord, Record, RecordKey
+from hspc_gen.search.records.samples import Cut, MatrixRecord, Record, RecordKey
 
 FOLDER = "records"  # under the cache folder
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")

@@ -1,14 +1,14 @@
 """Fleet wisdom, after FFTW's: what one host measured, carried to others of the same fingerprint,
 which then replay it (the same command writes the same header bytes) instead of measuring.
 
-A wisdom file holds, per host fingerprint, every entry of its record store (`search.store`: the
-samples, the budget's cuts, the measured CPU-pair matrix, the calibration, the user's code's
-costs, the bench's rounds): all that a run reads instead of measuring, as records and nothing
-else. It is one JSON document: the format's name, its version (the store's schema version), and
+A wisdom file holds, per host fingerprint, every entry of its record store (`search.records.store`:
+the samples, the budget's cuts, the measured CPU-pair matrix, the calibration, the user's code's
+costs, the bench's rounds): all that a run reads instead of measuring, as records and nothing else.
+It is one JSON document: the format's name, its version (the store's schema version), and
 the payload with the sha256 of its canonical JSON, so that a file damaged, cut short or edited is
 refused whole. (A content hash, not a signature: it tells damage and stray edits, not who made
 the file.) A file of format 1 (hspc-gen up to dd4fbca, which carried the calibration and the
-costs as files by name) is read through `search.migrate`; any other version is refused.
+costs as files by name) is read through `search.records.migrate`; any other version is refused.
 
 An import checks the whole file before it writes anything, then merges part by part, keeping
 every host's part as FFTW keeps all wisdom. An entry the cache holds already is not written again
@@ -45,7 +45,7 @@ from hspc_gen.search.records.entries import (
     entry_from_dict,
     slot,
 )
-from hspc_gen.search.records.records import STORE_SCHEMA
+from hspc_gen.search.records.samples import STORE_SCHEMA
 from hspc_gen.search.records.store import (
     FOLDER,
     SAFE_NAME,

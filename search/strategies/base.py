@@ -16,7 +16,7 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Effort
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import Decision
-from hspc_gen.search.records.records import Candidate
+from hspc_gen.search.records.samples import Candidate
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ class HostShape:
     huge_pages: bool = False  # transparent huge pages can back a channel's block (madvise)
     class_pairs: tuple[tuple[str, int, int], ...] = ()
     """One (class, producer_cpu, consumer_cpu) per measured class of CPU pairs, fastest first
-    (generator.topology.representative_pairs); empty when the host was not measured."""
+    (topology.classes.representative_pairs); empty when the host was not measured."""
 
     typical_pair: tuple[int, int] | None = None
     """On a host that moves its CPUs about (measured), the representative of the class most

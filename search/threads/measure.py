@@ -17,7 +17,7 @@ import numpy as np
 
 from hspc_gen.model.threads import UNPINNED_PLACEMENT
 from hspc_gen.search.decisions import stats
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 
 
 @dataclass(frozen=True, order=True)
@@ -92,7 +92,7 @@ class ThreadSample:
 
 class BudgetSpentError(Exception):
     """A call would end past the budget (now, or when this command first ran): the search
-    stops there and answers from what it measured before (reinforcer.BUDGET)."""
+    stops there and answers from what it measured before."""
 
 
 Measure = Callable[[Sequence[Config], int], Mapping[Config, Sequence[ThreadSample]]]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from hspc_gen.model import Status
-from hspc_gen.search.records.records import Cut, Record, RecordKey, Sample
+from hspc_gen.search.records.samples import Cut, Record, RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads.harness import MeasureFailedError
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample

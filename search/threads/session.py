@@ -26,11 +26,11 @@ from hspc_gen.model import ChannelParams, PinThreads, Status
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import SweepPoint, ThreadAdvice, ThreadFailure
 from hspc_gen.model.workload import Workload
+from hspc_gen.search import schedule
 from hspc_gen.search.measure.build import JOBS
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, Prepared, Toolchain
-from hspc_gen.search.records.records import Cut, RecordKey, candidate_id
+from hspc_gen.search.records.samples import Cut, RecordKey, candidate_id
 from hspc_gen.search.records.store import RecordStore
-from hspc_gen.search.strategies import schedule
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import WorkCost, estimate

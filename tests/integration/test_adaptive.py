@@ -26,7 +26,7 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.target.app import Target, load_target
 from recorded_curves import recorded_curves
 from target_files import write
-from test_emit import COMMAND, SYSFS, tuned
+from test_header import COMMAND, SYSFS, tuned
 from test_render import STRICT, WARNINGS, spec, std_flag
 from test_threads_knee import _session
 

@@ -67,7 +67,7 @@ def _project(units: dict[str, str], ids: Sequence[str]) -> Project:
     names = "".join(f"'{cid}.cpp', " for cid in chosen)
     meson = (
         "project('t', 'cpp', default_options: ['cpp_std=c++17'])\n"
-        f"executable('hspc_bench', files('main.cpp', {names}))\n"
+        f"executable('hspc_harness', files('main.cpp', {names}))\n"
     )
     files = {"meson.build": meson, "main.cpp": MAIN}
     files |= {f"{cid}.cpp": text for cid, text in chosen.items()}

@@ -14,7 +14,7 @@ import pytest
 from hspc_gen.model import LIMITS
 from hspc_gen.search.measure import calibrate, program
 from hspc_gen.search.records.entries import CalibrationRecord
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 FINGERPRINT = "test-host"

@@ -25,10 +25,10 @@ from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.render import (
     AppWork,
-    BenchVariant,
+    HarnessVariant,
     HeaderSpec,
     Provenance,
-    render_bench_files,
+    render_harness_files,
     render_header,
 )
 from hspc_gen.search.measure.build import tool
@@ -65,7 +65,7 @@ def test_command_words_are_quoted_as_a_shell_gives_them_back() -> None:
 
 
 def test_a_folder_of_the_users_sources_is_a_meson_string_whatever_its_name(tmp_path: Path) -> None:
-    """The bench project names the folders of the user's sources (for their local includes):
+    """The batch's project names the folders of the user's sources (for their local includes):
     a quote or a backslash in one broke the project's meson.build (d227347 pasted them as they
     were); `meson setup` finds each folder now. (A newline Meson escapes too, but Ninja cannot
     take it in a compiler argument: Meson stops at it.)"""
@@ -73,10 +73,10 @@ def test_a_folder_of_the_users_sources_is_a_meson_string_whatever_its_name(tmp_p
     folders = [tmp_path / "it's \\ here", tmp_path / "ends in \\", tmp_path / "\u202e'é"]
     for folder in folders:
         folder.mkdir()
-    variants = (BenchVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
+    variants = (HarnessVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
     app = AppWork(include_dirs=tuple(str(folder) for folder in folders))
     project = tmp_path / "project"
-    for name, text in render_bench_files(variants, 8, app).items():
+    for name, text in render_harness_files(variants, 8, app).items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text, encoding="utf-8")
     done = subprocess.run(

@@ -23,7 +23,7 @@ from hspc_gen.model.topology import (
 )
 from hspc_gen.search.measure import program
 from hspc_gen.search.measure import topology as probe
-from hspc_gen.search.records.records import MatrixRecord
+from hspc_gen.search.records.samples import MatrixRecord
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.topology.classes import Relations, classify, moved
 from hspc_gen.topology.plan import SecondRound, probe_host

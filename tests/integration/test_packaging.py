@@ -71,6 +71,8 @@ def test_the_wheel_works_from_a_fresh_venv_in_another_folder(tmp_path: Path) -> 
     for data in (
         "templates/channel.hpp.j2",
         "templates/harness/variant.cpp.j2",
+        "templates/bench/main.cpp.j2",
+        "bench/peers.hpp",
         "hspc/channel.hpp",
         "hspc/limits.hpp",
         "harness/harness.hpp",

@@ -12,7 +12,7 @@ from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.harness import NO_EVENTS, WRONG_ANSWER, parse_samples
 from hspc_gen.search.measure.toolchain import THREAD_KINDS, RealToolchain
-from hspc_gen.search.records.records import candidate_id
+from hspc_gen.search.records.samples import candidate_id
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.threads.harness import HarnessMeasure, MeasureFailedError, by_config
 from hspc_gen.search.threads.measure import Config
@@ -95,7 +95,7 @@ def test_a_sample_that_moved_nothing_or_failed_its_check_fails_the_call(
     assert parsed.failed == {"t1": status} and parsed.cause("t1") == cause
     assert all(s.events > 0 for s in parsed.samples)
     with pytest.raises(MeasureFailedError) as failed:
-        by_config(document, configs, "hspc_bench: r1/t1: NO EVENTS (the sample moved nothing)")
+        by_config(document, configs, "hspc_harness: r1/t1: NO EVENTS (the sample moved nothing)")
     assert failed.value.status is status
     assert failed.value.log.startswith(f"2p4c: {cause}\nhspc_bench: r1/t1")
 

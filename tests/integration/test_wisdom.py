@@ -23,7 +23,7 @@ from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.records import store as store_module
 from hspc_gen.search.records import wisdom
 from hspc_gen.search.records.entries import CalibrationRecord, UserCodeRecord
-from hspc_gen.search.records.records import Candidate, Cut, MatrixRecord, Record, RecordKey
+from hspc_gen.search.records.samples import Candidate, Cut, MatrixRecord, Record, RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 HOST_A, HOST_B = "host-a", "host-b"

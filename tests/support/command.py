@@ -1,6 +1,6 @@
-"""What the command-line tests share: the example and the recorded sysfs trees, `hspc-gen` run as
-a user runs it (the real console entry point in a child process), and what a bad input must look
-like."""
+"""What the command-line tests share: the example and the recorded sysfs trees, `hspc-gen` run as a
+user runs it (`python -m hspc_gen`, the console entry point's code, in a child process), and what a
+bad input must look like."""
 
 from __future__ import annotations
 

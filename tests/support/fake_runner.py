@@ -24,7 +24,7 @@ from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.records.records import RecordKey, Sample, base_of
+from hspc_gen.search.records.samples import RecordKey, Sample, base_of
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.strategies.placements import HostShape

@@ -23,7 +23,7 @@ import numpy as np
 from hspc_gen.host.machine import read_host
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config
-from threadsim.model import Operating
+from threadsim.physics import Operating
 from threadsim.simulator import MANY_CORE_WORKLOADS, SimulatedHost
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -12,7 +12,7 @@ from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.progress import Progress
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.batch import Machinery, fit, search_step
-from hspc_gen.search.records.records import Cut
+from hspc_gen.search.records.samples import Cut
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import STAGE_ONE_BASELINES, Settings, StageSpec, batch_seconds

@@ -15,7 +15,7 @@ from hspc_gen.model.workload import Workload
 from hspc_gen.render import render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 
 PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
 HEADER = (

@@ -17,7 +17,7 @@ from hspc_gen.search import contest
 from hspc_gen.search.contest import Measured
 from hspc_gen.search.records import contest_rounds
 from hspc_gen.search.records.entries import RoundRecord
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.records.store import RecordStore
 from test_contest import HEADER, PARAMS, a_contest
 

@@ -9,7 +9,7 @@ from fake_runner import Cost, Simulated
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import Decision, pick_winner, tie_key
-from hspc_gen.search.records.records import Sample, aa_arm, candidate_id
+from hspc_gen.search.records.samples import Sample, aa_arm, candidate_id
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.condvar)
 ROUNDS = 40

@@ -17,7 +17,7 @@ from hspc_gen.search.records.entries import (
     entry_from_dict,
     slot,
 )
-from hspc_gen.search.records.records import STORE_SCHEMA, RecordKey, Sample
+from hspc_gen.search.records.samples import STORE_SCHEMA, RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 
 HOST = "host-abc123"

@@ -22,7 +22,7 @@ from hspc_gen.search.measure import calibrate, preflight
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.records import migrate, wisdom
 from hspc_gen.search.records.entries import CalibrationRecord, UserCodeRecord
-from hspc_gen.search.records.records import Cut, MatrixRecord, Record
+from hspc_gen.search.records.samples import Cut, MatrixRecord, Record
 from hspc_gen.search.records.store import RecordStore
 
 PREVIOUS = Path(__file__).resolve().parents[1] / "data" / "previous"

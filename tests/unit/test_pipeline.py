@@ -28,11 +28,11 @@ from hspc_gen.search.channel import (
     search_result,
 )
 from hspc_gen.search.decisions.findings import REMEASURED_TOO
-from hspc_gen.search.decisions.racing import PlanCounts
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.racing import PlanCounts
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import (

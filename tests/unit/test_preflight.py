@@ -14,7 +14,7 @@ from hspc_gen.model.workload import Workload
 from hspc_gen.search.measure import preflight
 from hspc_gen.search.measure.preflight import UserCode
 from hspc_gen.search.records.entries import UserCodeRecord
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 
 COUNT = Path(__file__).resolve().parents[1] / "data" / "app_work" / "count.cpp"

@@ -1,4 +1,4 @@
-"""hspc_gen.search.decisions.racing: plans in chunks, dropping clear losers, and race-then-
+"""hspc_gen.search.racing: plans in chunks, dropping clear losers, and race-then-
 decide."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import fake_runner as fr
 from hspc_gen.model import ChannelParams, Objective, Primitive, Status
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.findings import least_latency
-from hspc_gen.search.decisions.racing import RaceSettings, losers, race, race_and_decide
 from hspc_gen.search.measure.plan import Plan, RunResult, make_plan
-from hspc_gen.search.records.records import Candidate, Sample, aa_arm
+from hspc_gen.search.racing import RaceSettings, losers, race, race_and_decide
+from hspc_gen.search.records.samples import Candidate, Sample, aa_arm
 from hspc_gen.search.strategies.base import make_batch
 
 BASE = ChannelParams(128, 0, 4, 4096, Primitive.condvar)

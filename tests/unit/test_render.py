@@ -1,7 +1,7 @@
 """Rendering: deterministic bytes, a reviewed golden header, and every primitive's header compiled
 warning-free by g++ and clang++ under C++17, C++20 and C++23, with the strict warnings users build
 with (STRICT), and run once end to end; its consumer pool likewise; a header with a latency bound
-likewise, its bound acting; the bench project carrying the bound."""
+likewise, its bound acting; the batch's harness project carrying the bound."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ from hspc_gen.emit.provenance import TunedOn
 from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.render import (
-    BenchVariant,
+    HarnessVariant,
     HeaderSpec,
     Provenance,
     compiled_id,
-    render_bench_files,
+    render_harness_files,
     render_header,
     unit_sources,
 )
@@ -258,27 +258,27 @@ def test_an_unbounded_header_has_a_zero_bound_and_no_banner_line() -> None:
 
 
 def test_a_bench_project_carries_the_latency_bound_and_the_paced_kind() -> None:
-    variants = (BenchVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
+    variants = (HarnessVariant("ca", ChannelParams(64, 0, 4, 4096, Primitive.futex)),)
     for bound in (0, 1500):
-        files = render_bench_files(variants, event_bytes=8, max_latency_ns=bound)
+        files = render_harness_files(variants, event_bytes=8, max_latency_ns=bound)
         (unit,) = (text for name, text in files.items() if name.startswith("v_"))
         assert re.search(rf"4, 4096, 64, 2000,\s+{bound}, 0, false>>;", unit), unit
-        assert "case hspc_bench::Kind::paced:" in unit
+        assert "case hspc_harness::Kind::paced:" in unit
         assert "run_paced<Channel, Launch>" in unit
-    assert render_bench_files(variants, 8) == render_bench_files(variants, 8, max_latency_ns=0)
+    assert render_harness_files(variants, 8) == render_harness_files(variants, 8, max_latency_ns=0)
     with pytest.raises(ValueError, match="max_latency_ns"):
-        render_bench_files(variants, 8, max_latency_ns=-1)
+        render_harness_files(variants, 8, max_latency_ns=-1)
 
 
 def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
     base = ChannelParams(64, 0, 4, 4096, Primitive.futex)
     variants = (
-        BenchVariant("ca", base),
-        BenchVariant("cb", base.replace(producer_cpu=1, consumer_cpu=0)),  # same code, pinned
-        BenchVariant("cc", base.replace(primitive=Primitive.condvar)),
+        HarnessVariant("ca", base),
+        HarnessVariant("cb", base.replace(producer_cpu=1, consumer_cpu=0)),  # same code, pinned
+        HarnessVariant("cc", base.replace(primitive=Primitive.condvar)),
     )
-    files = render_bench_files(variants, event_bytes=8)
-    assert files == render_bench_files(tuple(reversed(variants)), event_bytes=8)
+    files = render_harness_files(variants, event_bytes=8)
+    assert files == render_harness_files(tuple(reversed(variants)), event_bytes=8)
     units = sorted(name for name in files if name.startswith("v_"))
     assert len(units) == 2
     assert all(f"'{unit}'" in files["meson.build"] for unit in units)
@@ -291,20 +291,20 @@ def test_a_bench_project_has_one_unit_per_compile_time_point() -> None:
 def test_points_share_units_and_each_runs_only_the_kinds_asked() -> None:
     base = ChannelParams(64, 0, 4, 4096, Primitive.futex)
     variants = tuple(
-        BenchVariant(f"c{n}", base.replace(buffers=n)) for n in (2, 3, 4, 8, 16, 32, 64)
+        HarnessVariant(f"c{n}", base.replace(buffers=n)) for n in (2, 3, 4, 8, 16, 32, 64)
     )
-    files = render_bench_files(variants, 8, points_per_unit=3, kinds=("throughput",))
+    files = render_harness_files(variants, 8, points_per_unit=3, kinds=("throughput",))
     units = {name: text for name, text in files.items() if name.startswith("v_")}
     assert len(units) == 3  # 3 + 3 + 1 points
     assert sorted(unit_sources(variants, 3).values()).count("v_" + compiled_id(variants[0])) <= 1
     for variant in variants:  # every point is defined in exactly one unit, and only there
-        defined = f"hspc_bench::Sample run_{compiled_id(variant)}(hspc_bench::Kind kind"
+        defined = f"hspc_harness::Sample run_{compiled_id(variant)}(hspc_harness::Kind kind"
         assert sum(defined in text for text in units.values()) == 1
     for text in units.values():
-        assert "case hspc_bench::Kind::throughput:" in text
+        assert "case hspc_harness::Kind::throughput:" in text
         assert "Kind::fanout" not in text and "Kind::paced" not in text
     assert all(f"'{name}'" in files["meson.build"] for name in units)
-    assert files == render_bench_files(
+    assert files == render_harness_files(
         tuple(reversed(variants)), 8, points_per_unit=3, kinds=("throughput",)
     )
     with pytest.raises(ValueError, match="points_per_unit"):

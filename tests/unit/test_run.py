@@ -11,10 +11,11 @@ from hspc_gen.search.measure.harness import Executed
 from hspc_gen.search.measure.run import isolate
 
 SEGV = (
-    "hspc_bench: fatal signal SIGSEGV in the user's consumer code (hspc_consume) during sample '{}'"
+    "hspc_harness: fatal signal SIGSEGV in the user's consumer code (hspc_consume) during"
+    " sample '{}'"
 )
-HUNG = "hspc_bench: watchdog: sample '{}' exceeded the 1 s deadline; the consumer was waiting"
-NAMELESS = "hspc_bench: fatal signal SIGBUS outside the user's code with no sample running"
+HUNG = "hspc_harness: watchdog: sample '{}' exceeded the 1 s deadline; the consumer was waiting"
+NAMELESS = "hspc_harness: fatal signal SIGBUS outside the user's code with no sample running"
 
 
 class Harness:

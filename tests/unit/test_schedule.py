@@ -10,8 +10,8 @@ import pytest
 from hspc_gen import wiring
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import Effort
-from hspc_gen.search.strategies import schedule
-from hspc_gen.search.strategies.schedule import Schedule, StepOutline
+from hspc_gen.search import schedule
+from hspc_gen.search.schedule import Schedule, StepOutline
 from hspc_gen.target.app import load_target
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "app.yaml"
@@ -40,7 +40,7 @@ NOW = 1000.0
 @pytest.fixture(autouse=True)
 def still_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan's arithmetic on a clock that stands still: no test here waits on real time."""
-    monkeypatch.setattr("hspc_gen.search.strategies.schedule.time.monotonic", lambda: NOW)
+    monkeypatch.setattr("hspc_gen.search.schedule.time.monotonic", lambda: NOW)
 
 
 def outline(step: str, points: int) -> StepOutline:

@@ -9,7 +9,7 @@ import numpy as np
 
 from fake_runner import Cost, Simulated
 from hspc_gen.search.decisions import stats
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 
 
 def ns(s: Sample) -> float:

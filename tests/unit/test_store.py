@@ -16,7 +16,7 @@ import fake_runner as fr
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.search.measure.plan import RunResult, make_plan, records_from_run
-from hspc_gen.search.records.records import (
+from hspc_gen.search.records.samples import (
     Candidate,
     Cut,
     MatrixRecord,

@@ -14,8 +14,8 @@ from hspc_gen.errors import UserError
 from hspc_gen.model import DEFAULT_SPIN_NS, ChannelParams, Effort, Objective, Primitive, SpinBudgets
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import Decision
-from hspc_gen.search.decisions.racing import RaceSettings, race_and_decide
-from hspc_gen.search.records.records import Candidate, RecordKey
+from hspc_gen.search.racing import RaceSettings, race_and_decide
+from hspc_gen.search.records.samples import Candidate, RecordKey
 from hspc_gen.search.strategies import exhaustive, registry, stage_one, stage_two
 from hspc_gen.search.strategies.base import Batch, StepResult, Strategy, option_table
 from hspc_gen.search.strategies.space import PREFETCH_GRID, PREFETCH_SHORT, Space

@@ -36,7 +36,7 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.figure_threads import threads as threads_figure
 from hspc_gen.search.decisions.stats import MIN_ROUNDS
-from hspc_gen.search.records.records import RecordKey, Sample
+from hspc_gen.search.records.samples import RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.knee import good, leader, smallest_good, strongest, top

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
 

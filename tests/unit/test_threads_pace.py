@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from hspc_gen.search.threads.pace import MAX_STRETCH, SAMPLE_OVERHEAD, Pace
 

@@ -25,7 +25,7 @@ from hspc_gen.search.threads.placement import (
     pool,
     taskset_list,
 )
-from threadsim.model import SimWorkload
+from threadsim.physics import SimWorkload
 from threadsim.simulator import SimulatedHost
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"

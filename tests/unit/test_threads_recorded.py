@@ -22,7 +22,7 @@ from hspc_gen.reports import outcome
 from hspc_gen.search.batch import Machinery
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.records.records import RecordKey, Sample
+from hspc_gen.search.records.samples import RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.threads import session

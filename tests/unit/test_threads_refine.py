@@ -16,7 +16,7 @@ from hspc_gen.search.threads.refine import (
     settle,
     share_of_best,
 )
-from threadsim.model import SimWorkload
+from threadsim.physics import SimWorkload
 from threadsim.simulator import SimulatedHost
 
 SHAPE = TopologyShape.uniform(cores_per_package=64)

@@ -13,7 +13,7 @@ import pytest
 
 from hspc_gen.model import PinThreads
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS
 from hspc_gen.search.threads.counts import BUDGET

@@ -14,7 +14,7 @@ import fake_runner as fr
 from hspc_gen.model import ChannelParams, PinThreads, Primitive
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.model.workload import Workload
-from hspc_gen.search.records.records import RecordKey
+from hspc_gen.search.records.samples import RecordKey
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.threads.measure import Config
 from hspc_gen.search.threads.recorded import Budget, Run

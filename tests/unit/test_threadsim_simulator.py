@@ -11,7 +11,7 @@ import pytest
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.search.threads.measure import Config, Lab
 from threadsim.hosts import MACHINES
-from threadsim.model import SimWorkload
+from threadsim.physics import SimWorkload
 from threadsim.simulator import (
     MANY_CORE_WORKLOADS,
     WORKLOADS,

@@ -14,7 +14,7 @@ from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.measure.harness import SAMPLE_DEADLINE_SECONDS
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
-from hspc_gen.search.records.records import Cut, RecordKey, Sample
+from hspc_gen.search.records.samples import Cut, RecordKey, Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch, make_batch
 from hspc_gen.search.tune import (

@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
 
 import fake_runner as fr
 from hspc_gen.model import ChannelParams, Primitive, Status
-from hspc_gen.search.records.records import Candidate, Record, RecordKey, Sample, aa_arm
-from hspc_gen.search.records.records import candidate_id as cid
+from hspc_gen.search.records.samples import Candidate, Record, RecordKey, Sample, aa_arm
+from hspc_gen.search.records.samples import candidate_id as cid
 from hspc_gen.search.records.store import RecordStore, store_file_name
 from hspc_gen.search.strategies import exhaustive, stage_two
 

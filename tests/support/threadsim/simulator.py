@@ -3,7 +3,7 @@
 `SimulatedHost.run` has the harness's `Run` signature (configurations, rounds, call number, events
 per producer of each) and `measure` the `Measure` one: it times configurations in shuffled
 rounds with seeded noise, and reports the OS metrics Thread Reinforcer reads as plausible
-functions of the operating point (model.py). The noise is multiplicative: a factor every sample
+functions of the operating point (physics.py). The noise is multiplicative: a factor every sample
 of a round shares (a neighbour's build, a frequency change: what pairing cancels), a drift along
 the round, a smaller factor of each sample's own, a heavy tail (a sample that lost its CPU for a
 while), and for unpinned samples where the OS put the partners that time (placement noise: the
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from hspc_gen.model.shape import TopologyShape
-from hspc_gen.search.records.records import Sample
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.threads.capacity import WorkCost
 from hspc_gen.search.threads.measure import Config, ThreadSample
 from threadsim.hosts import Machine
-from threadsim.model import (
+from threadsim.physics import (
     Operating,
     SimWorkload,
     operating_point,

@@ -25,7 +25,7 @@ from hspc_gen.search.decisions.decide import (
     pick_winner,
 )
 from hspc_gen.search.measure.plan import Plan, Runner, RunResult, make_plan
-from hspc_gen.search.records.records import Candidate, Sample, aa_arm, latency_arm
+from hspc_gen.search.records.samples import Candidate, Sample, aa_arm, latency_arm
 from hspc_gen.search.strategies.base import Batch, StepResult
 
 

@@ -1,11 +1,11 @@
 """What the search measures and keeps: candidates, samples, and the record store's entries
-(the plans that produce them are `search.plan`'s).
+(the plans that produce them are `search.measure.plan`'s).
 
 Every type here is a frozen dataclass with a plain-JSON form (`to_dict` / `from_dict`): the same
 objects are written to the record store and replayed, by a re-run and by the tests' fake runner.
-The search's kinds of store line, each stamped with STORE_SCHEMA: a `Record` (the samples of one
-arm from one plan), a `Cut` (where the budget stopped a run) and a `MatrixRecord` (the host's CPU
-pairs measured by the topology probe); `search.entries` holds the other kinds and reads a line.
+The search's kinds of store line, each stamped with STORE_SCHEMA: a `Record` (the samples of one arm
+from one plan), a `Cut` (where the budget stopped a run) and a `MatrixRecord` (the host's CPU pairs
+measured by the topology probe); `search.records.entries` holds the other kinds and reads a line.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hspc_gen.model import DEFAULT_SPIN_NS, PARAM_NAMES, ChannelParams, Primitive, Status
 from hspc_gen.model.topology import Matrix
 
-if TYPE_CHECKING:  # only for the annotation of Cut.of_plan: search.plan imports this module
+if TYPE_CHECKING:  # only for the annotation of Cut.of_plan: search.measure.plan imports this module
     from hspc_gen.search.measure.plan import Plan
 
 BASELINE_ARMS: tuple[str, ...] = (
@@ -34,7 +34,7 @@ BASELINE_ARMS: tuple[str, ...] = (
 """Reference programs timed alongside the candidates (the paper's limit lines and ladder rungs)."""
 
 STORE_SCHEMA = 2
-"""The record store's one schema version, of every kind of line (search.entries says which
+"""The record store's one schema version, of every kind of line (search.records.entries says which
 versions this hspc-gen reads); a wisdom file carries it as its own version."""
 
 AA_PREFIX = "aa:"

@@ -1,4 +1,4 @@
-"""threadsim.model: the simulated host's physics behave as the seeds say real
+"""threadsim.physics: the simulated host's physics behave as the seeds say real
 hosts do (cores then SMT yield, blocking work wanting more threads, the quota, USL peaks,
 hand-off distances, CPU 0 and the OS's shuffling), and as the 16-CPU host did (throughput rising
 past the CPUs when threads sleep), with placement noise and a guest's hidden siblings."""
@@ -12,7 +12,7 @@ import pytest
 
 from hspc_gen.model.shape import SMT_YIELD, CpuPlace, TopologyShape
 from hspc_gen.search.threads.measure import Config
-from threadsim.model import (
+from threadsim.physics import (
     SimWorkload,
     operating_point,
     placement_spread,
