@@ -31,7 +31,7 @@ class BatchProjects:
         files = render_harness_files(
             variants,
             event_bytes,
-            app_work(workload),
+            AppWork.of(workload),
             max_latency_ns,
             points_per_unit=points_per_unit,
             kinds=kinds,
@@ -42,14 +42,3 @@ class BatchProjects:
     def compiled_points(self, candidates: Sequence[tuple[str, ChannelParams]]) -> int:
         """How many compile-time points the candidates are (their CPUs left out)."""
         return len({compiled_id(HarnessVariant(id_, params)) for id_, params in candidates})
-
-
-def app_work(workload: Workload) -> AppWork:
-    """The app's source files for the batch's project (one file when both sides share it)."""
-    sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
-    files = tuple(
-        (f"app_work_{i}.cpp", path.read_text(encoding="utf-8")) for i, path in enumerate(sources)
-    )
-    folders = tuple(sorted({str(path.parent) for path in sources}))
-    producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
-    return AppWork(files, producer, consumer, folders)

@@ -1,4 +1,5 @@
-"""Files written whole: a temporary file beside the target, fsync, then rename.
+"""Files written whole: a temporary file beside the target, fsync, then rename; JSON as canonical
+text.
 
 A reader never sees a half-written header, result, record or cache, and a run killed mid-write
 leaves the previous file intact. The bottom layer: every stage that writes a file (emit, search's
@@ -8,9 +9,16 @@ caches and wisdom, the reports) writes through here.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
+
+
+def json_text(document: Any) -> str:
+    """Canonical JSON: sorted keys, two-space indent, trailing newline (byte-stable)."""
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:

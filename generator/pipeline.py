@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hspc_gen import adaptive, pinning, wiring
-from hspc_gen.emit.header import HeaderWriter, json_text
+from hspc_gen.emit.header import HeaderWriter
 from hspc_gen.errors import UserError
-from hspc_gen.files import writable_problem, write_atomic
+from hspc_gen.files import json_text, writable_problem, write_atomic
 from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
 from hspc_gen.model.result import Comparison, TuneResult

@@ -23,6 +23,7 @@ from hspc_gen.emit.provenance import TunedOn, initializer_lines
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.workload import Workload
 
 # The runtime headers that make up a generated header; their local includes decide the order.
 RUNTIME_ROOTS = (
@@ -197,6 +198,18 @@ class AppWork:
     producer: bool = False
     consumer: bool = False
     include_dirs: tuple[str, ...] = ()  # the sources' own folders, for their local includes
+
+    @classmethod
+    def of(cls, workload: Workload) -> AppWork:
+        """The app's source files (one file when both sides share it), read now."""
+        sources = sorted({p for p in (workload.producer_source, workload.consumer_source) if p})
+        files = tuple(
+            (f"app_work_{i}.cpp", path.read_text(encoding="utf-8"))
+            for i, path in enumerate(sources)
+        )
+        folders = tuple(sorted({str(path.parent) for path in sources}))
+        producer, consumer = bool(workload.producer_source), bool(workload.consumer_source)
+        return cls(files, producer, consumer, folders)
 
     @property
     def defines(self) -> tuple[str, ...]:

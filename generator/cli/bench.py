@@ -9,15 +9,13 @@ import math
 from pathlib import Path
 
 from hspc_gen import wiring
-from hspc_gen.batch_project import app_work
-from hspc_gen.emit.header import json_text
 from hspc_gen.errors import UserError
-from hspc_gen.files import write_atomic
+from hspc_gen.files import json_text, write_atomic
 from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model import ChannelParams
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.pipeline import Outputs
-from hspc_gen.render import render_contest_files
+from hspc_gen.render import AppWork, render_contest_files
 from hspc_gen.report import readable, redraw
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import api as search
@@ -66,7 +64,7 @@ def _contest(
     workload = target.workload.value()
     header_text, app, size = (
         header.read_text(encoding="utf-8"),
-        app_work(workload),
+        AppWork.of(workload),
         target.event.size,
     )
 

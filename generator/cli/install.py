@@ -18,7 +18,7 @@ from hspc_gen.cli.common import (
     tuning_options,
 )
 from hspc_gen.emit import check
-from hspc_gen.emit.header import json_text
+from hspc_gen.files import json_text
 from hspc_gen.reports import wisdom as wisdom_report
 
 

@@ -32,8 +32,8 @@ from hspc_gen.cli.common import (
     tuning_options,
 )
 from hspc_gen.cli.host import SurveyOptions, survey
-from hspc_gen.emit.header import json_text
 from hspc_gen.errors import UserError
+from hspc_gen.files import json_text
 from hspc_gen.host.machine import describe
 from hspc_gen.model import Status
 from hspc_gen.model.bench import Role

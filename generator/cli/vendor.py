@@ -23,9 +23,8 @@ from typing import Any
 
 from hspc_gen import __version__
 from hspc_gen.app_files import included_headers
-from hspc_gen.emit.header import json_text
 from hspc_gen.errors import UserError
-from hspc_gen.files import write_atomic
+from hspc_gen.files import json_text, write_atomic
 from hspc_gen.host.machine import Host, read_host
 from hspc_gen.pipeline import Options, Outputs
 from hspc_gen.target.app import load_target

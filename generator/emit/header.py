@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hspc_gen.emit.provenance import tuned_on
 from hspc_gen.files import write_atomic
@@ -16,11 +14,6 @@ from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.render import HeaderSpec, Provenance, render_header
 from hspc_gen.target.app import Target
-
-
-def json_text(document: Any) -> str:
-    """Canonical JSON: sorted keys, two-space indent, trailing newline (byte-stable)."""
-    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def host_summary(host: Host) -> str:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hspc_gen.batch_project import BatchProjects, app_work
+from hspc_gen.batch_project import BatchProjects
 from hspc_gen.model import ChannelParams, Primitive, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.render import AppWork
 from hspc_gen.search.measure.plan import make_plan
 from hspc_gen.search.measure.toolchain import RealToolchain
 from hspc_gen.search.strategies.base import make_batch
@@ -23,7 +24,7 @@ def toolchain(cache: Path) -> RealToolchain:
 
 def test_the_apps_own_work_runs_in_every_sample_and_baseline(tmp_path: Path) -> None:
     work = Workload(producer_source=COUNT, consumer_source=COUNT)
-    assert [name for name, _ in app_work(work).files] == ["app_work_0.cpp"]  # shared: once
+    assert [name for name, _ in AppWork.of(work).files] == ["app_work_0.cpp"]  # shared: once
     batch = make_batch("two", "primitive", [POINT], POINT, 6)
     chain = toolchain(tmp_path)
     prepared = chain.prepare(batch, work)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import fake_runner as fr
-from hspc_gen.emit.header import HeaderWriter, json_text
+from hspc_gen.emit.header import HeaderWriter
+from hspc_gen.files import json_text
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, TuneResult
