@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from headers import STRICT, WARNINGS, spec, std_flag
 from hspc_gen.adaptive import estimated_pool, with_pool
 from hspc_gen.emit.header import HeaderWriter
 from hspc_gen.host.machine import read_host
@@ -27,7 +28,6 @@ from hspc_gen.target.app import Target, load_target
 from recorded_curves import recorded_curves
 from target_files import write
 from test_header import COMMAND, SYSFS, tuned
-from test_render import STRICT, WARNINGS, spec, std_flag
 from test_threads_knee import _session
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,39 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from documents import BENCH, BENCH_DOC, DATA, RESULT, RESULT_DOC, typed
 from hspc_gen.model import Figure
 from hspc_gen.model.bench import BenchReport
-from hspc_gen.model.bench_file import load_bench
 from hspc_gen.model.result import TuneResult
-from hspc_gen.model.result_file import load_result
 from hspc_gen.model.threads import CurvePoint, ThreadAdvice
 from hspc_gen.reports import figure_data, figure_threads
 from hspc_gen.reports.figure_data import Bars, Forest
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = DATA / "golden" / "report_figures.json"
-
-
-def document(name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((DATA / "report" / name).read_text(encoding="utf-8"))
-    return loaded
-
-
-RESULT_DOC, BENCH_DOC = document("hspc-result.json"), document("hspc-bench.json")
-
-
-def typed(data: dict[str, Any]) -> TuneResult:
-    """A result document as the report reads it: through the model's loader."""
-    return load_result(data).result
-
-
-LOADED = load_result(RESULT_DOC)
-RESULT, BENCH = LOADED.result, load_bench(BENCH_DOC)
 
 
 def everything(result: TuneResult, bench: BenchReport | None) -> dict[str, Any]:

@@ -7,13 +7,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from documents import RESULT, RESULT_DOC
 from hspc_gen.host.machine import read_host
 from hspc_gen.model.result_file import ResultFile, load_result
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.reports import figure_data, figure_topology, figures, html
 from hspc_gen.topology.classes import classify
 from hspc_gen.topology.text import read_matrix, topology_json
-from test_figure_data import RESULT, RESULT_DOC
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -17,10 +17,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
 from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
+from documents import RESULT, RESULT_DOC, typed
 from hspc_gen.model.result import TuneResult
 from hspc_gen.reports import figure_data, figure_scales, figure_threads, figures
 from hspc_gen.reports.figure_data import Curves, Forest
-from test_figure_data import RESULT, RESULT_DOC, typed
 
 
 def drawn(figure: Figure) -> Axes:

@@ -116,7 +116,7 @@ def test_a_set_against_pin_threads_names_both() -> None:
 def test_every_header_states_the_advice_as_ktuning_pins() -> None:
     """render_header is where every header is written (the estimate, each better point, the
     final one): given unpinned advice beside a pinned pair, it pins the advice on that pair."""
-    from test_render import spec  # noqa: PLC0415 - the golden header's spec, pinned here
+    from headers import spec  # noqa: PLC0415 - the golden header's spec, pinned here
 
     golden = spec()
     pinned = dataclasses.replace(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from headers import spec
 from hspc_gen.emit.provenance import (
     COLUMNS,
     DamagedError,
@@ -21,7 +22,6 @@ from hspc_gen.emit.provenance import (
 )
 from hspc_gen.host.machine import read_host
 from hspc_gen.render import HeaderSpec, render_header
-from test_render import spec
 
 REPO = Path(__file__).resolve().parents[2]
 SYSFS = REPO / "tests" / "data" / "sysfs"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from documents import BENCH_DOC, LOADED, RESULT_DOC
 from hspc_gen.errors import UserError
 from hspc_gen.report import redraw, write_report
 from hspc_gen.reports import figure_data, html
 from hspc_gen.reports.bench import BENCH_FILE
-from test_figure_data import BENCH_DOC, LOADED, RESULT_DOC
 
 
 def test_a_redraw_from_the_file_gives_the_runs_bytes(tmp_path: Path) -> None:

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 
 from caveat_results import every_result
+from documents import BENCH_DOC, RESULT_DOC
 from hspc_gen.model.bench_file import load_bench, read_bench
 from hspc_gen.model.pool import PoolChoice, PoolTuning
 from hspc_gen.model.result_file import SCHEMA_VERSION, UnreadableError, load_result, read_result
 from hspc_gen.reports.bench import document as bench_document
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.result import document
-from test_figure_data import BENCH_DOC, RESULT_DOC
 
 
 def without_caveats(data: dict[str, Any]) -> dict[str, Any]:
