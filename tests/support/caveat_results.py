@@ -10,11 +10,12 @@ import dataclasses
 from pathlib import Path
 
 import fake_runner as fr
+from fake_runner import run_search, settings
 from hspc_gen.model import Effort, Figure, Status
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.search.channel import search_result
-from test_pipeline import SlowBaselines, confirmed_with, run_search, settings
+from test_pipeline import SlowBaselines, confirmed_with
 from test_summary import ESTIMATED, RUN, WINNER, searched, step
 
 

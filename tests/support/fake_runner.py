@@ -6,7 +6,9 @@ would: for every round of the plan, one sample per arm of that round, taken from
 that arm for that (global) round number. An arm without a recording gets the status `skipped`.
 
 The spaces the recordings were made for are defined here, so the generator script
-(tests/data/records/generate.py) and the tests agree on them.
+(tests/data/records/generate.py) and the tests agree on them; so is the simulated toolchain
+(`SimulatedToolchain`), and the channel's search run over it as the tests run it (`settings`,
+`machinery`, `run_search`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hspc_gen.model import ChannelParams, PinThreads, Primitive, Status
+from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.workload import Workload
+from hspc_gen.search.batch import Machinery
+from hspc_gen.search.channel import Searched, search
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
@@ -29,6 +33,7 @@ from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import Batch
 from hspc_gen.search.strategies.placements import HostShape
 from hspc_gen.search.strategies.space import Choice, PowerOfTwo, Space
+from hspc_gen.search.tune import STAGE_ONE_BASELINES, STAGE_TWO_BASELINES, Settings, StageSpec
 
 RECORDS_DIR = Path(__file__).resolve().parents[1] / "data" / "records"
 FINGERPRINT = "model-2vcpu-kvm-epyc"
@@ -269,3 +274,33 @@ class SimulatedToolchain:
                 samples.append(self.sim.sample(arm, ns, number, Cost()))
         failed = dict.fromkeys(built.failed, Status.compile_error)
         return RunResult(Status.ok, tuple(samples), "", failed)
+
+
+# ---- the channel's search over the simulated toolchain, as the tests run it ----
+
+
+def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
+    bare = Workload()
+    return Settings(
+        objective=Objective.throughput,
+        effort=Effort.quick,
+        seed=7,
+        search_deadline=deadline,
+        oversubscribed=True,
+        stages=(
+            StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
+            StageSpec("stage_two", bare, STAGE_TWO_BASELINES),
+        ),
+        run=run,
+    )
+
+
+def machinery(store_dir: Path, toolchain: SimulatedToolchain) -> Machinery:
+    return Machinery(RecordStore(store_dir, "fp"), toolchain)
+
+
+def run_search(
+    store_dir: Path, toolchain: SimulatedToolchain, s: Settings | None = None
+) -> Searched:
+    space = stage_two_space()
+    return search(space, space.start(), s or settings(), machinery(store_dir, toolchain))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import fake_runner as fr
+from fake_runner import machinery, settings
 from hspc_gen.search import api
 from hspc_gen.search.channel import final_winner, measure_confirmation
-from test_pipeline import machinery, settings
 
 
 def test_confirm_returns_the_typed_result_of_the_confirmed_search(tmp_path: Path) -> None:

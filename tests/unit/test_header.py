@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import fake_runner as fr
+from fake_runner import machinery, settings
 from hspc_gen.emit.header import HeaderWriter
 from hspc_gen.files import json_text
 from hspc_gen.host.machine import read_host
@@ -17,7 +18,6 @@ from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.search.channel import measure_confirmation, search, search_result
 from hspc_gen.target.app import load_target
 from target_files import write
-from test_pipeline import machinery, settings
 
 
 def test_json_text_is_canonical() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 import fake_runner as fr
+from fake_runner import machinery, run_search, settings
 from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
 from hspc_gen.model.result import RunInfo, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.model.workload import Workload
 from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
@@ -36,40 +36,10 @@ from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import (
-    STAGE_ONE_BASELINES,
     STAGE_TWO_BASELINES,
-    Settings,
-    StageSpec,
     confirmation_batch,
 )
 from hspc_gen.wiring import store_notes
-
-
-def settings(deadline: float = float("inf"), run: str = "quick:60s") -> Settings:
-    bare = Workload()
-    return Settings(
-        objective=Objective.throughput,
-        effort=Effort.quick,
-        seed=7,
-        search_deadline=deadline,
-        oversubscribed=True,
-        stages=(
-            StageSpec("stage_one", bare, STAGE_ONE_BASELINES),
-            StageSpec("stage_two", bare, STAGE_TWO_BASELINES),
-        ),
-        run=run,
-    )
-
-
-def machinery(store_dir: Path, toolchain: fr.SimulatedToolchain) -> Machinery:
-    return Machinery(RecordStore(store_dir, "fp"), toolchain)
-
-
-def run_search(
-    store_dir: Path, toolchain: fr.SimulatedToolchain, s: Settings | None = None
-) -> Searched:
-    space = fr.stage_two_space()
-    return search(space, space.start(), s or settings(), machinery(store_dir, toolchain))
 
 
 def counts(searched: Searched) -> PlanCounts:
