@@ -13,14 +13,13 @@ from pathlib import Path
 import pytest
 
 from browser import open_page, open_pages
-from caveat_results import every_result
+from caveat_results import every_result, summary_notes
 from documents import BENCH, LOADED, RESULT, RESULT_DOC, typed
 from hspc_gen.model.result_file import load_result
 from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.reports import figure_data, html
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
-from test_caveats import summary_notes
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

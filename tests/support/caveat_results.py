@@ -14,6 +14,7 @@ from fake_runner import run_search, settings
 from hspc_gen.model import Effort, Figure, Status
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
+from hspc_gen.reports.summary import render
 from hspc_gen.search.channel import search_result
 from test_pipeline import SlowBaselines, confirmed_with
 from test_summary import ESTIMATED, RUN, WINNER, searched, step
@@ -84,3 +85,10 @@ def every_result(tmp_path: Path) -> dict[str, TuneResult]:
         "noisy": noisy_over_budget(),
         "estimate": estimate(),
     }
+
+
+def summary_notes(result: TuneResult) -> list[str]:
+    """The summary's last block of bullets: its notes, as a person reads them."""
+    blocks = render(result).strip().split("\n\n")
+    last = blocks[-1].splitlines()
+    return [line[2:] for line in last if line.startswith("- ")]

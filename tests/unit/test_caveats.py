@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed
+from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed, summary_notes
 from command import EXAMPLE, hspc_gen
 from hspc_gen.model.caveat import CaveatKind
 from hspc_gen.model.result import TuneResult
@@ -25,13 +25,6 @@ from hspc_gen.reports.summary import render
 def written(result: TuneResult) -> ResultFile:
     """`result` as the report reads it: its hspc-result.json, through the model's loader."""
     return load_result(json.loads(json.dumps(document(result))))
-
-
-def summary_notes(result: TuneResult) -> list[str]:
-    """The summary's last block of bullets: its notes, as a person reads them."""
-    blocks = render(result).strip().split("\n\n")
-    last = blocks[-1].splitlines()
-    return [line[2:] for line in last if line.startswith("- ")]
 
 
 @pytest.fixture(scope="module")
