@@ -97,7 +97,7 @@ def test_a_sample_that_moved_nothing_or_failed_its_check_fails_the_call(
     with pytest.raises(MeasureFailedError) as failed:
         by_config(document, configs, "hspc_harness: r1/t1: NO EVENTS (the sample moved nothing)")
     assert failed.value.status is status
-    assert failed.value.log.startswith(f"2p4c: {cause}\nhspc_bench: r1/t1")
+    assert failed.value.log.startswith(f"2p4c: {cause}\nhspc_harness: r1/t1")
 
 
 SHAPED = ChannelParams(64, 4096, 4, 4096, Primitive.hybrid, prefetch_bytes=256, huge_pages=1)
