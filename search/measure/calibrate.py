@@ -10,6 +10,7 @@ says why.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,13 @@ def key(fingerprint: str) -> RecordKey:
     """What a calibration is valid for: the host and the program that timed it (its source and
     headers: a program that times differently measures again), whichever compiler built it (the
     wait costs are the kernel's and the CPUs')."""
-    return RecordKey(fingerprint, program.digest("", PROGRAM, HEADERS), "", "")
+    return RecordKey(fingerprint, _program_digest(), "", "")
+
+
+@functools.cache
+def _program_digest() -> str:
+    """The calibration program's source and headers, read once a process (they are installed)."""
+    return program.digest("", PROGRAM, HEADERS)
 
 
 def cached(store: RecordStore) -> Calibrated:
