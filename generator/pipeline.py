@@ -226,13 +226,16 @@ def compare(
     rounds: int,
     cache: Path | None,
     show: Show = quiet,
+    *,
+    aa: bool = False,
 ) -> Comparison:
     """`hspc-gen compare`: earlier runs' distinct winners re-measured side by side in paired
-    rounds; nothing measured when they all name one."""
+    rounds, with the first's A/A copy; nothing measured when they all name one, unless `aa`
+    asks for that one against its copy."""
     target, host = load_target(target_path), read_host()
     points = [wiring.winner_of(path, target) for path in results]
     named = search.distinct_winners([str(path) for path in results], points)
-    if len(named) == 1:
+    if len(named) == 1 and not aa:
         return Comparison(0, named)
     settings = wiring.settings_for(target, host, Effort.patient, time.monotonic())
     fresh = wiring.unbounded(settings, COMPARE_SEED)

@@ -1,6 +1,7 @@
 """What `hspc-gen compare` prints: each distinct winner's rate and its paired speed relative to
-the first, with the results that share a winner named together; or, when every result names the
-same winner, that there was nothing to measure."""
+the first, with the results that share a winner named together, and the A/A check (the first's
+copy against it); or, when every result names the same winner and --aa did not ask to measure
+it, that there was nothing to measure."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
         }
         for row in comparison.results
     ]
-    return {"rounds": comparison.rounds, "same_winner": comparison.same_winner, "results": rows}
+    return {
+        "rounds": comparison.rounds,
+        "same_winner": comparison.same_winner,
+        "results": rows,
+        # The first's independent copy, timed in the same rounds: its speed vs the first.
+        "aa": None if comparison.aa is None else interval(comparison.aa),
+    }
 
 
 def interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
@@ -33,7 +40,7 @@ def interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
 
 
 def render(comparison: Comparison) -> str:
-    if comparison.same_winner:
+    if comparison.rounds == 0:
         (only,) = comparison.results
         return (
             f"all {len(only.labels)} results name the same winner: nothing to measure\n"
@@ -46,10 +53,20 @@ def render(comparison: Comparison) -> str:
         speed = "—" if row.speed_vs_first is None else figure_text(row.speed_vs_first, "{:.3f}")
         lines.append(f"| {', '.join(row.labels)} | {rate} | {speed} |")
     shared = [row.labels for row in comparison.results if len(row.labels) > 1]
+    lines += ["", aa_text(comparison.aa)]
     if shared:
-        lines.append("")
         lines += [f"{_listed(labels)} name the same winner: measured once" for labels in shared]
     return "\n".join(lines) + "\n"
+
+
+def aa_text(aa: Figure | None) -> str:
+    """The A/A line: what the host allows two copies of one program to differ by."""
+    if aa is None:
+        return "A/A: the first winner's copy has no paired rounds: the host's spread is unknown"
+    return (
+        f"A/A: a copy of the first winner in the same rounds, {figure_text(aa, '{:.3f}')}: "
+        "a speed inside that spread is this host's own noise"
+    )
 
 
 def params_text(params: ChannelParams) -> str:

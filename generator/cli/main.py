@@ -111,6 +111,12 @@ def compare_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--rounds", type=int, default=30, help="paired rounds, 6 to 200 (default 30)"
     )
+    parser.add_argument(
+        "--aa",
+        action="store_true",
+        help="measure even when all the results name one winner (or there is one result): "
+        "the A/A check, that winner against a copy of itself",
+    )
     parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     return parser
@@ -118,12 +124,17 @@ def compare_parser() -> argparse.ArgumentParser:
 
 def _compare_command(argv: Sequence[str]) -> int:
     args = compare_parser().parse_args(argv)
-    if len(args.results) < 2:
-        raise UserError(f"compare needs two or more results, not {len(args.results)}")
+    if len(args.results) < 2 and not args.aa:
+        raise UserError(
+            f"compare needs two or more results, not {len(args.results)} "
+            "(--aa: one result's winner against a copy of itself)"
+        )
     if not 6 <= args.rounds <= 200:
         raise UserError(f"--rounds must be between 6 and 200, not {args.rounds}")
     with progress(args.json) as show:
-        comparison = pipeline.compare(args.target, args.results, args.rounds, args.cache, show)
+        comparison = pipeline.compare(
+            args.target, args.results, args.rounds, args.cache, show, aa=args.aa
+        )
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
     return 0

@@ -172,6 +172,10 @@ class Compared:
 class Comparison:
     rounds: int  # 0: nothing measured, for every result names the same winner
     results: tuple[Compared, ...]  # one per distinct winner, in the order first named
+    aa: Figure | None = None
+    """The A/A check: an independent copy of the first winner timed in the same rounds, its
+    speed vs the first (as `speed_vs_first`). How far apart this host puts two copies of one
+    program: a speed inside that spread cannot be told from the host's own noise."""
 
     @property
     def same_winner(self) -> bool:

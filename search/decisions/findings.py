@@ -22,7 +22,7 @@ from hspc_gen.model.result import (
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import metric_for
 from hspc_gen.search.racing import Evaluation
-from hspc_gen.search.records.samples import BASELINE_ARMS, Sample, latency_arm
+from hspc_gen.search.records.samples import BASELINE_ARMS, Sample, aa_arm, latency_arm
 
 
 def step(evaluation: Evaluation, proposed: int = 0, seconds: float = 0.0) -> Step:
@@ -247,22 +247,27 @@ def comparison(
     evaluation: Evaluation, named: Sequence[Compared], objective: Objective
 ) -> Comparison:
     """`hspc-gen compare`: each distinct winner's rate, and its speed relative to the first,
-    paired by round (the first's cost over this one's: above 1, this one is faster)."""
+    paired by round (the first's cost over this one's: above 1, this one is faster); and the
+    first's A/A copy's speed the same way (the race times one beside every incumbent)."""
     batch, summaries = evaluation.step.batch, evaluation.step.decision.summaries
     by_arm = stats.group_by_arm(evaluation.race.samples)
     metric = metric_for(objective)
-    reference = by_arm.get(batch.candidates[0].id, ())
-    rows = []
-    for row, candidate in zip(named, batch.candidates, strict=True):
-        ratio = stats.compare(by_arm.get(candidate.id, ()), reference, metric)
-        speed = (
-            None
-            if ratio.n == 0
-            else Figure(1 / ratio.ratio, 1 / ratio.ci_high, 1 / ratio.ci_low, ratio.n)
+    first = batch.candidates[0].id
+    reference = by_arm.get(first, ())
+
+    def speed_of(arm: str) -> Figure | None:
+        ratio = stats.compare(by_arm.get(arm, ()), reference, metric)
+        if ratio.n == 0:
+            return None
+        return Figure(1 / ratio.ratio, 1 / ratio.ci_high, 1 / ratio.ci_low, ratio.n)
+
+    rows = [
+        dataclasses.replace(
+            row, rate=_measured(summaries.get(candidate.id)), speed_vs_first=speed_of(candidate.id)
         )
-        rate = _measured(summaries.get(candidate.id))
-        rows.append(dataclasses.replace(row, rate=rate, speed_vs_first=speed))
-    return Comparison(evaluation.race.rounds, tuple(rows))
+        for row, candidate in zip(named, batch.candidates, strict=True)
+    ]
+    return Comparison(evaluation.race.rounds, tuple(rows), aa=speed_of(aa_arm(first)))
 
 
 def least_latency(evaluation: Evaluation) -> ChannelParams | None:

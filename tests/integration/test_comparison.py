@@ -56,6 +56,14 @@ def test_results_that_all_name_one_winner_are_a_yes_and_nothing_is_measured(fold
     (row,) = document["results"]
     assert row["results"] == [str(path) for path in results] and row["params"] == winner
     assert row["events_per_second"] is None and row["speed_vs_first"] is None
+    assert document["aa"] is None
+
+
+def test_an_unmeasured_a_a_copy_says_the_hosts_spread_is_unknown() -> None:
+    comparison = Comparison(6, (Compared(("x.json",), ONE, None, None),))
+    assert comparison_report.render(comparison).splitlines()[-1] == (
+        "A/A: the first winner's copy has no paired rounds: the host's spread is unknown"
+    )
 
 
 @pytest.mark.slow
@@ -74,10 +82,28 @@ def test_two_results_that_share_a_winner_beside_one_that_does_not_are_compared(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("| results |") and len(lines) == 6
+    assert lines[0].startswith("| results |") and len(lines) == 7
     assert lines[2].startswith(f"| {a}, {b} | ") and lines[2].endswith(" | 1.000 [1.000, 1.000] |")
     assert lines[3].startswith(f"| {other} | ")
-    assert lines[5] == f"{a} and {b} name the same winner: measured once"
+    assert lines[5].startswith("A/A: a copy of the first winner in the same rounds, ")
+    assert lines[6] == f"{a} and {b} name the same winner: measured once"
+
+
+@pytest.mark.slow
+def test_aa_measures_one_results_winner_against_a_copy_of_itself(folder: Path) -> None:
+    """The A/A check on its own: how far apart this host puts two copies of one program."""
+    a = estimated(folder, "a")
+    done = hspc_gen(
+        "compare", "--target", "app.yaml", a, "--aa", "--rounds", "6", "--cache", "cache", "--json",
+        cwd=folder,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["same_winner"] is True and document["rounds"] == 6
+    (row,) = document["results"]
+    assert row["results"] == [str(a)] and row["events_per_second"]["n"] == 6
+    aa = document["aa"]
+    assert aa["ci95"][0] <= aa["median"] <= aa["ci95"][1] and aa["median"] > 0
 
 
 def test_the_distinct_winners_keep_the_order_they_were_first_named_in() -> None:
@@ -97,17 +123,21 @@ def test_the_table_names_every_result_and_says_which_share_a_winner() -> None:
             Compared(("w.json",), TWO, rate, speed),
             Compared(("u.json", "v.json"), ONE.replace(buffers=2), None, None),
         ),
+        aa=Figure(0.99, 0.97, 1.02, 6),
     )
     assert comparison_report.render(comparison).splitlines()[2:] == [
         "| x.json, y.json, z.json | 2e+07 [1.9e+07, 2.1e+07] | 1.000 [1.000, 1.000] |",
         "| w.json | 2e+07 [1.9e+07, 2.1e+07] | 1.100 [1.050, 1.150] |",
         "| u.json, v.json | — | — |",
         "",
+        "A/A: a copy of the first winner in the same rounds, 0.990 [0.970, 1.020]: a speed inside"
+        " that spread is this host's own noise",
         "x.json, y.json and z.json name the same winner: measured once",
         "u.json and v.json name the same winner: measured once",
     ]
     document = comparison_report.to_json(comparison)
     assert document["same_winner"] is False
+    assert document["aa"] == {"median": 0.99, "ci95": [0.97, 1.02]}
     assert [row["results"] for row in document["results"]] == [
         ["x.json", "y.json", "z.json"],
         ["w.json"],
