@@ -52,8 +52,18 @@ def writable_problem(path: Path, folder: bool = False) -> str | None:
         existing = existing.parent
     if not existing.is_dir():
         return f"{existing} is a file, so {path} cannot be made"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"{existing} is not writable"
+    if not os.access(existing, os.W_OK | os.X_OK) or (problem := _cannot_make_in(existing)):
+        return f"{existing} is not writable{problem and f' ({problem})'}"
     if path.exists() and not os.access(path, os.W_OK):
         return f"{path} is not writable"
     return None
+
+
+def _cannot_make_in(folder: Path) -> str:
+    """Why nothing can be made in `folder`, found by making (and removing) an empty folder
+    there: permissions alone say yes to root on /proc, /sys or a read-only mount."""
+    try:
+        Path(tempfile.mkdtemp(prefix=".hspc-probe-", dir=folder)).rmdir()
+    except OSError as error:
+        return f"making a folder there: {error.strerror or type(error).__name__}"
+    return ""

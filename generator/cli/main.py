@@ -290,6 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreBusyError as busy:
         print(f"{PROG}: busy: {busy}", file=sys.stderr)
         return 1
+    except OSError as err:  # the machine refused mid-run (a full disk, a folder taken away)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"{PROG}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return 1
     except (KeyboardInterrupt, TerminatedError) as stop:
         terminated = isinstance(stop, TerminatedError)
         why = "terminated" if terminated else "interrupted"

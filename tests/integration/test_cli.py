@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -197,6 +198,9 @@ def test_threads_refuses_a_bad_target_and_a_file_that_is_not_a_result(tmp_path: 
         (["--out", "afile/under"], "afile is a file, so afile/under/example_channel.hpp"),
         (["--cache", "afile"], "cannot use the cache folder: afile is a file, not a folder"),
         (["--cache", "afile/under"], "afile is a file, so afile/under cannot be made"),
+        # Permissions say yes to root here: only making a folder finds that nothing can be made.
+        (["--cache", "/proc/hspc-cache"], "cannot use the cache folder: /proc is not writable"),
+        (["--out", "/proc/hspc-out"], "cannot write example_channel.hpp: /proc is not writable"),
     ],
 )
 def test_outputs_and_a_cache_that_cannot_be_written_are_refused_before_writing(
@@ -207,6 +211,26 @@ def test_outputs_and_a_cache_that_cannot_be_written_are_refused_before_writing(
     done = hspc_gen("--target", EXAMPLE, "--effort", "estimate", *args, cwd=tmp_path)
     assert_one_clear_error(done, expected)
     assert listing(tmp_path) == before
+
+
+def test_a_file_size_limit_met_mid_run_is_one_line_and_leaves_no_part_written(
+    tmp_path: Path,
+) -> None:
+    """The user's own limit (ulimit -f): the first output write fails with EFBIG (CPython
+    ignores SIGXFSZ), after every check said yes."""
+    limit = 8 * 1024
+    command = ["--target", str(EXAMPLE), "--effort", "estimate", "--out", "o"]
+    done = subprocess.run(
+        [sys.executable, "-m", "hspc_gen", *command],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)),
+    )
+    assert done.returncode == 1 and done.stderr == "hspc-gen: error: File too large\n"
+    assert [path for path in tmp_path.rglob("*") if not path.is_dir()] == []
 
 
 @pytest.mark.parametrize(

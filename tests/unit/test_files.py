@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hspc_gen.files import write_atomic
+from hspc_gen.files import writable_problem, write_atomic
 
 
 def test_write_atomic_creates_parents_and_leaves_no_temporary(tmp_path: Path) -> None:
@@ -28,3 +28,13 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.M
         write_atomic(path, "new\n")
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_a_folder_is_writable_when_a_folder_can_be_made_there_and_the_probe_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    assert writable_problem(tmp_path / "cache" / "deeper", folder=True) is None
+    assert writable_problem(tmp_path / "out.hpp") is None
+    assert list(tmp_path.iterdir()) == []
+    problem = writable_problem(Path("/proc/hspc-cache"), folder=True)
+    assert problem is not None and problem.startswith("/proc is not writable (making a folder")
