@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hspc_gen.host.machine import Host
 from hspc_gen.model import (
@@ -46,10 +47,20 @@ def padding_bytes(host: Host) -> int:
     return min(LIMITS["padding_bytes"].high, 2 * line if x86 else line)
 
 
-def stack_offset_bytes(host: Host) -> int:
+@dataclass(frozen=True)
+class MeasuredPairs:
+    """What an earlier run measured of the host's CPU pairs, which the estimate believes before
+    sysfs (a guest's sysfs may hide SMT siblings; a cpuset may leave one thread per core)."""
+
+    smt: bool  # some lasting class of pairs measures as two hardware threads of one core
+    near_pair: tuple[int, int] | None  # the fastest lasting class of two distinct cores
+
+
+def stack_offset_bytes(host: Host, measured: MeasuredPairs | None = None) -> int:
     """SMT siblings share an L1 indexed by the low address bits: move the producer's stack off
     the consumer's by a few lines (the paper's p4); elsewhere the aliasing does not bite."""
-    return 4096 + 4 * host.cache_line_bytes if host.smt else 0
+    smt = host.smt if measured is None else measured.smt
+    return 4096 + 4 * host.cache_line_bytes if smt else 0
 
 
 def buffer_count(event_bytes: int, max_buffer_memory: int) -> int:
@@ -74,11 +85,17 @@ def primitive(host: Host, allowed: Sequence[Primitive]) -> Primitive:
     return next(p for p in order if p in allowed)
 
 
-def placement(host: Host, pin: PinThreads) -> tuple[int, int]:
+def placement(
+    host: Host, pin: PinThreads, measured: MeasuredPairs | None = None
+) -> tuple[int, int]:
     """Unpinned unless pinning is demanded: pinning rarely helps (Thread Reinforcer, Bogner et
-    al.). When pinned: two distinct cores sharing a cache, avoiding CPU 0 when others exist."""
+    al.). When pinned: two distinct cores sharing a cache, avoiding CPU 0 when others exist;
+    where the pairs were measured, the fastest class's pair of two distinct cores."""
     if pin is not PinThreads.always:
         return -1, -1
+    if measured is not None and measured.near_pair is not None:
+        low, high = sorted(measured.near_pair)
+        return (high, low) if low == 0 else (low, high)  # the producer off CPU 0
     cpus = [c for c in host.allowed_cpus if c != 0] or list(host.allowed_cpus)
     producer = cpus[0]
     others = [c for c in host.allowed_cpus if host.core_of(c) != host.core_of(producer)]
@@ -92,12 +109,14 @@ def estimate(
     max_buffer_memory: int,
     allowed: Sequence[Primitive],
     pin: PinThreads,
+    *,
+    measured: MeasuredPairs | None = None,
 ) -> ChannelParams:
     buffers = buffer_count(event_bytes, max_buffer_memory)
-    producer_cpu, consumer_cpu = placement(host, pin)
+    producer_cpu, consumer_cpu = placement(host, pin, measured)
     return ChannelParams(
         padding_bytes=padding_bytes(host),
-        stack_offset_bytes=stack_offset_bytes(host),
+        stack_offset_bytes=stack_offset_bytes(host, measured),
         buffers=buffers,
         buffer_bytes=buffer_bytes(host, buffers, event_bytes, max_buffer_memory),
         primitive=primitive(host, allowed),

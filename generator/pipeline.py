@@ -82,12 +82,13 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     fixed = pinning.completed(
         params.parse_overrides(options.overrides), target.constraints.pin_threads, host
     )
-    start = wiring.estimated_params(target, host, fixed)  # the estimate: start and fallback
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
+    store = wiring.record_store(host, options.cache)
+    recorded = wiring.host_topology(host, store, options.cache, measure=False)
+    start = wiring.estimated_params(target, host, fixed, topology=recorded)  # start, fallback
     estimated = wiring.estimated_threads(target, host)
     measuring = options.effort is not Effort.estimate
-    store = wiring.record_store(host, options.cache)
     user_code = wiring.user_code(target, store) if measuring else None
     calibrated = wiring.host_timings(store, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
@@ -96,10 +97,9 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     header = HeaderWriter(out.header, target, host, options.command, estimated, bound, pool)
     header.write_start(start, measuring)  # the anytime result: improved as results come, final last
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
-        pairs = wiring.host_topology(host, store, options.cache, measure=False)
         elapsed = time.monotonic() - started
         info = wiring.run_info(
-            target, host, options.effort, elapsed, calibrated=calibrated, topology=pairs
+            target, host, options.effort, elapsed, calibrated=calibrated, topology=recorded
         )
         result = TuneResult(info, start, None, pinning.agreeing(estimated, start), pool)
         return _finish(result, out, header)
@@ -265,13 +265,14 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
     started = time.monotonic()
     target, host = target_with_budget(options.target, options.budget), read_host()
     result, cache = options.result, options.cache
-    channel = (
-        wiring.winner_of(result, target) if result else wiring.estimated_params(target, host, {})
-    )
+    channel = wiring.winner_of(result, target) if result else None
     inputs = wiring.thread_inputs(target, host)
     folder = options.out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store = wiring.record_store(host, cache)
+    if channel is None:  # the estimate, from the pairs an earlier run measured, if any
+        recorded = wiring.host_topology(host, store, cache, measure=False)
+        channel = wiring.estimated_params(target, host, {}, topology=recorded)
     run = f"threads{'-sweep' if options.sweep else ''}:{target.budget:g}s"
     toolchain = wiring.toolchain_for(target, host, cache)
     where = search.thread_run(toolchain, store, started + target.budget, run)

@@ -48,7 +48,9 @@ from hspc_gen.target.app import Target
 from hspc_gen.topology import plan as topology_plan
 from hspc_gen.topology.classes import (
     lasting_classes,
+    measured_kind,
     moved_pairs,
+    relation_of,
     representative_pairs,
     typical_class,
 )
@@ -67,19 +69,33 @@ def estimated_params(
     host: Host,
     fixed: Mapping[str, int | Primitive],
     spin: SpinBudgets = UNCALIBRATED,
+    topology: TopologyOutcome | None = None,
 ) -> ChannelParams:
-    """The estimate from the host's topology and spin budgets, with `--set` applied and checked."""
+    """The estimate from the host's topology (its measured pairs, where recorded) and spin
+    budgets, with `--set` applied and checked."""
     point = estimate.estimate(
         host,
         event_bytes=target.event.size,
         max_buffer_memory=target.constraints.max_buffer_memory,
         allowed=target.constraints.primitives,
         pin=target.constraints.pin_threads,
+        measured=measured_pairs(topology),
     )
     point = params.apply(point, fixed)
     params.check(point, host.allowed_cpus)
     memory = target.constraints.max_buffer_memory
     return spun(params.fit_memory(point, fixed, memory, target.event.stride), fixed, spin)
+
+
+def measured_pairs(topology: TopologyOutcome | None) -> estimate.MeasuredPairs | None:
+    """What the estimate takes of the measured classes (None: not measured, sysfs decides)."""
+    measured = topology.topology if topology is not None else None
+    if measured is None or not measured.classes:
+        return None
+    lasting = lasting_classes(measured)
+    apart = [c for c in lasting if relation_of(c) != "smt_sibling"]  # fastest first
+    smt = "SMT" in measured_kind(lasting, ())
+    return estimate.MeasuredPairs(smt, apart[0].representative if apart else None)
 
 
 def spun(

@@ -337,7 +337,7 @@ def measured_kind(classes: Sequence[LatencyClass], sysfs_kind: tuple[str, ...]) 
     """HSPC's kinds (CMP, SMP, SMT) from what the pairs measure: SMT where some measure as
     siblings, SMP where some cross sockets, CMP where other cores of one package talk. With no
     pair measured (one CPU), sysfs's."""
-    names = {c.name.removesuffix("_near").removesuffix("_far") for c in classes}
+    names = {relation_of(c) for c in classes}
     if not names:
         return sysfs_kind
     kinds = {
@@ -346,6 +346,11 @@ def measured_kind(classes: Sequence[LatencyClass], sysfs_kind: tuple[str, ...]) 
         "CMP": bool(names - {"smt_sibling", "other_socket"}),
     }
     return tuple(sorted(k for k, present in kinds.items() if present))
+
+
+def relation_of(c: LatencyClass) -> str:
+    """The relation of RELATIONS a class is named for (`shared_l3_far`: shared_l3)."""
+    return c.name.removesuffix("_near").removesuffix("_far")
 
 
 def representative_pairs(

@@ -17,8 +17,11 @@ from hspc_gen.model import (
     SpinBudgets,
     smallest_buffer_memory,
 )
+from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
 from hspc_gen.target.app import load_target
 from hspc_gen.target.params import fit_memory
+from hspc_gen.topology.classes import classify
+from hspc_gen.topology.text import read_matrix
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
 HOSTS = ("epyc-2c-vm", "1s-4c-8t", "2s-8c-2t")
@@ -69,3 +72,45 @@ def test_a_primitive_set_on_the_command_line_starts_at_its_own_spin_budget() -> 
     assert spinlock.spin_ns == 2_450
     told: dict[str, int | Primitive] = {"primitive": Primitive.hybrid, "spin_ns": 700}
     assert wiring.estimated_params(target, host, told, budgets).spin_ns == 700
+
+
+def measured(tree: str, matrix: str = "matrix.json") -> TopologyOutcome:
+    host = read_host(SYSFS / tree / "sys")
+    topology = classify(host, read_matrix(SYSFS / tree / matrix))
+    return TopologyOutcome(TopologyStatus.recorded, topology)
+
+
+def test_siblings_a_guest_hides_from_sysfs_but_its_pairs_measure_move_the_stack() -> None:
+    """A 16-vCPU guest whose sysfs says one thread per core, measured with hidden siblings:
+    the estimate offsets the stacks, as it does for siblings sysfs declares."""
+    host = read_host(SYSFS / "vm-16c" / "sys")
+    target = load_target(Path(__file__).resolve().parents[2] / "examples" / "app.yaml")
+    assert not host.smt
+    declared = wiring.estimated_params(target, host, {})
+    hidden = wiring.estimated_params(
+        target, host, {}, topology=measured("vm-16c", "matrix-hidden-smt.json")
+    )
+    plain = wiring.estimated_params(target, host, {}, topology=measured("vm-16c"))
+    assert declared.stack_offset_bytes == plain.stack_offset_bytes == 0
+    assert hidden.stack_offset_bytes == 4096 + 4 * host.cache_line_bytes
+    unmeasured = TopologyOutcome(TopologyStatus.recorded, None)
+    assert wiring.measured_pairs(unmeasured) is None and wiring.measured_pairs(None) is None
+
+
+@pytest.mark.parametrize(
+    ("tree", "matrix"),
+    [("vm-16c", "matrix-hidden-smt.json"), ("2s-8c-2t", "matrix.json"), ("vm-16c", "matrix.json")],
+)
+def test_a_pinned_estimate_takes_the_fastest_measured_pair_of_two_cores(
+    tree: str, matrix: str
+) -> None:
+    host = read_host(SYSFS / tree / "sys")
+    outcome = measured(tree, matrix)
+    pairs = wiring.measured_pairs(outcome)
+    assert pairs is not None and pairs.smt == (host.smt or "hidden" in matrix)
+    producer, consumer = estimate.placement(host, PinThreads.always, pairs)
+    assert outcome.topology is not None
+    (near,) = [c for c in outcome.topology.classes if c.name != "smt_sibling"][:1]
+    assert tuple(sorted((producer, consumer))) == near.representative and producer != 0
+    assert producer in host.allowed_cpus and consumer in host.allowed_cpus
+    assert estimate.placement(host, PinThreads.auto, pairs) == (-1, -1)
