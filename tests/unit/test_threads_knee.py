@@ -46,7 +46,7 @@ from hspc_gen.search.threads.recorded import Budget
 from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
 from hspc_gen.search.threads.sweep import sweep
 from recorded_curves import DATA, Curve, CurveHost, random_curve, recorded_curves
-from test_summary import RUN, WINNER, searched
+from search_results import RUN, WINNER, searched
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 
