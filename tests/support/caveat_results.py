@@ -17,7 +17,7 @@ from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.reports.summary import render
 from hspc_gen.search.channel import search_result
 from search_results import ESTIMATED, RUN, WINNER, searched, step
-from test_pipeline import SlowBaselines, confirmed_with
+from slow_baselines import SlowBaselines, confirmed_with
 
 
 def replayed_unconfirmed(tmp_path: Path) -> TuneResult:
