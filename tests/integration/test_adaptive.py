@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from command import SYSFS
 from headers import STRICT, WARNINGS, spec, std_flag
 from hspc_gen.adaptive import estimated_pool, with_pool
 from hspc_gen.emit.header import HeaderWriter
@@ -27,8 +28,8 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.target.app import Target, load_target
 from recorded_curves import recorded_curves
 from target_files import write
-from test_header import COMMAND, SYSFS, tuned
 from thread_searches import session_advice
+from tuned_runs import COMMAND, tuned
 
 REPO = Path(__file__).resolve().parents[2]
 HOST = read_host(SYSFS / "epyc-2c-vm" / "sys")
