@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from command import SYSFS
 from headers import STRICT, WARNINGS, spec, std_flag
 from hspc_gen.adaptive import estimated_pool, with_pool
 from hspc_gen.emit.header import HeaderWriter
@@ -27,8 +28,8 @@ from hspc_gen.reports import summary as summary_report
 from hspc_gen.target.app import Target, load_target
 from recorded_curves import recorded_curves
 from target_files import write
-from test_header import COMMAND, SYSFS, tuned
-from test_threads_knee import _session
+from thread_searches import session_advice
+from tuned_runs import COMMAND, tuned
 
 REPO = Path(__file__).resolve().parents[2]
 HOST = read_host(SYSFS / "epyc-2c-vm" / "sys")
@@ -115,7 +116,7 @@ def test_a_thread_search_on_a_recorded_curve_makes_every_value_measured(tmp_path
     a real 2-CPU host whose consumers block): the pool starts at its answer, may grow to the
     most consumers it measured as good as the best, and handles at its measured consumer cost."""
     curve = next(c for c in recorded_curves() if c.name == "2cpu-vm-report")
-    advice, _ = _session(curve.shape(), curve, 1, 0.03, path="main")
+    advice, _ = session_advice(curve.shape(), curve, 1, 0.03, path="main")
     assert advice.evidence is not None and advice.work_ns is not None
     result = dataclasses.replace(measured(tmp_path), threads=advice)
     pool = with_pool(result, target(tmp_path), HOST, ESTIMATED, TIMINGS).pool

@@ -16,8 +16,8 @@ from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.reports.summary import render
 from hspc_gen.search.channel import search_result
-from test_pipeline import SlowBaselines, confirmed_with
-from test_summary import ESTIMATED, RUN, WINNER, searched, step
+from search_results import ESTIMATED, RUN, WINNER, searched, step
+from slow_baselines import SlowBaselines, confirmed_with
 
 
 def replayed_unconfirmed(tmp_path: Path) -> TuneResult:

@@ -8,36 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from contests import HEADER, PARAMS, a_contest
 from hspc_gen.errors import UserError
-from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model import Status
 from hspc_gen.model.bench import BenchReport
-from hspc_gen.model.workload import Workload
 from hspc_gen.render import render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
 from hspc_gen.search.records.samples import Sample
-
-PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
-HEADER = (
-    "// a header\nnamespace app {\ntemplate <class T> struct Channel {};\n}  // namespace app\n"
-)
-
-
-def a_contest(header: Path = Path("app_channel.hpp"), **fields: object) -> contest.Contest:
-    def render(rows: tuple[str, ...]) -> dict[str, str]:  # the header is read when built
-        return render_contest_files(PARAMS, 8, header.read_text(), "app", tuned_rows=rows)
-
-    return contest.Contest(
-        target="app",
-        fingerprint="f",
-        compiler="g++",
-        params=PARAMS,
-        header=header,
-        workload=Workload(),
-        render=render,
-        event_bytes=8,
-        **fields,  # type: ignore[arg-type]
-    )
 
 
 def sample(arm: str, round_number: int, ns_per_event: float, verified: bool = True) -> Sample:

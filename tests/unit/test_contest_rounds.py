@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from contests import HEADER, PARAMS, a_contest
 from hspc_gen.model import ChannelParams, Status
 from hspc_gen.model.workload import Workload
 from hspc_gen.search import contest
@@ -19,7 +20,6 @@ from hspc_gen.search.records import contest_rounds
 from hspc_gen.search.records.entries import RoundRecord
 from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.records.store import RecordStore
-from test_contest import HEADER, PARAMS, a_contest
 
 EVENTS = {"tuned_consume": 5000, "boost_spsc_bulk": 3000, "tbb_bounded_queue": 2000}
 KEY = contest_rounds.round_key("f", "g++", "-O2", "source", "how")

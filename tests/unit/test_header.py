@@ -2,22 +2,18 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import time
 from pathlib import Path
 
 import pytest
 
-import fake_runner as fr
-from fake_runner import machinery, settings
 from hspc_gen.emit.header import HeaderWriter
 from hspc_gen.files import json_text
 from hspc_gen.host.machine import read_host
-from hspc_gen.model import ChannelParams, Effort, Objective, Primitive
-from hspc_gen.model.result import RunInfo, TuneResult
-from hspc_gen.model.threads import ThreadAdvice
-from hspc_gen.search.channel import measure_confirmation, search, search_result
+from hspc_gen.model import ChannelParams, Primitive
+from hspc_gen.model.result import TuneResult
 from hspc_gen.target.app import load_target
 from target_files import write
+from tuned_runs import ADVICE, COMMAND, tuned
 
 
 def test_json_text_is_canonical() -> None:
@@ -26,42 +22,11 @@ def test_json_text_is_canonical() -> None:
 
 
 # ---- the banner says what kTuning holds (issue 24, item 1) ----
-# The search runs for real over a simulated toolchain (fake_runner); the budget is cut where a
-# real run's would be: before the first step, or after the search and before the confirmation.
+# The search runs for real over a simulated toolchain (tuned_runs, over fake_runner's); the budget
+# is cut where a real run's would be: before the first step, or after the search and before the
+# confirmation.
 
 SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
-RUN = RunInfo(
-    target="t",
-    event_bytes=64,
-    objective=Objective.throughput,
-    effort=Effort.quick,
-    budget_seconds=60.0,
-    elapsed_seconds=30.0,
-    host={},
-    host_model="Test CPU",
-    fingerprint="abc",
-    tool_version="0",
-)
-ADVICE = ThreadAdvice(1, 1, 1, (-1,), (-1,), pinned=False)
-COMMAND = ("hspc-gen", "--target", "t")
-
-
-def tuned(tmp_path: Path, cut: str) -> tuple[ChannelParams, TuneResult]:
-    """The estimate the search starts from, and the run's result with the budget cut `cut`:
-    "never", "before_confirmation" or "before_search" (as pipeline.tune_channel picks)."""
-    space = fr.stage_two_space()
-    start = space.start()
-    machines = machinery(tmp_path / "store", fr.SimulatedToolchain())
-    past = time.monotonic() - 1
-    spent = dataclasses.replace(settings(deadline=past), confirm_deadline=past, end=past)
-    s = spent if cut == "before_search" else settings()
-    searched = search(space, start, s, machines)
-    confirmation = measure_confirmation(searched, spent if cut != "never" else s, machines)
-    winner = searched.winner
-    if confirmation is not None and (confirmed := confirmation.step.winner()) is not None:
-        winner = confirmed
-    found = search_result(searched, (confirmation, None), winner, s)
-    return start, TuneResult(RUN, winner, found, ADVICE)
 
 
 def written(tmp_path: Path, result: TuneResult, constraints: str = "") -> str:

@@ -1,6 +1,7 @@
 """The README's layout tables against the tree: every Python package of generator/, search/ and
 reports/ is a row naming exactly its modules, and every top-level folder is in one of the tables,
-so a module added, moved or removed without its line fails here instead of leaving a stale map."""
+so a module added, moved or removed without its line fails here instead of leaving a stale map.
+And no test module imports another: what tests share lives in tests/support."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE_ROOTS = ("generator", "search", "reports")
 MODULE_TABLE = "Every Python module, by folder"
 OTHER_TABLE = "| other folders | what |"
+IMPORTS_A_TEST_MODULE = re.compile(r"^[ \t]*(?:from|import)[ \t]+test_\w+", re.MULTILINE)
 
 
 def layout_section() -> str:
@@ -79,3 +81,24 @@ def test_every_top_level_folder_is_in_a_layout_table() -> None:
 
 def test_a_module_in_parentheses_is_not_counted_as_listed() -> None:
     assert named_modules("`api` (the face, `search_channel`), `batch`") == {"api", "batch"}
+
+
+def test_no_test_module_imports_another() -> None:
+    """Importing a test module runs the whole of it, registers its fixtures again and breaks when
+    it is renamed: what tests share belongs in a module of tests/support. The lines counted
+    include an indented import and one in a script a test runs in a child process."""
+    found = []
+    for path in sorted((REPO / "tests").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for match in IMPORTS_A_TEST_MODULE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(f"{path.relative_to(REPO)}:{line}: {match.group().strip()}")
+    assert found == []
+
+
+def test_the_import_check_sees_every_form_of_the_import() -> None:
+    text = "from test_a import b\n    import test_c\nx = 'from test_d'\nimport tests_e\n"
+    assert [m.group().strip() for m in IMPORTS_A_TEST_MODULE.finditer(text)] == [
+        "from test_a",
+        "import test_c",
+    ]

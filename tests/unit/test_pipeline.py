@@ -3,7 +3,6 @@ build and run, and the real record store, racing and decisions do the rest."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from pathlib import Path
@@ -19,20 +18,12 @@ from hspc_gen.reports.outcome import _in_their_code
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
 from hspc_gen.search.batch import Machinery, evaluate_every_round
-from hspc_gen.search.channel import (
-    Searched,
-    _build_holding,
-    measure_confirmation,
-    remeasure,
-    search,
-    search_result,
-)
+from hspc_gen.search.channel import Searched, _build_holding, measure_confirmation, search
 from hspc_gen.search.decisions.findings import REMEASURED_TOO
 from hspc_gen.search.measure.build import BuildResult
 from hspc_gen.search.measure.plan import Plan, RunResult
 from hspc_gen.search.measure.toolchain import Prepared
 from hspc_gen.search.racing import PlanCounts
-from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.records.store import RecordStore
 from hspc_gen.search.strategies.base import make_batch
 from hspc_gen.search.tune import (
@@ -40,6 +31,7 @@ from hspc_gen.search.tune import (
     confirmation_batch,
 )
 from hspc_gen.wiring import store_notes
+from slow_baselines import SlowBaselines, confirmed_with
 
 
 def counts(searched: Searched) -> PlanCounts:
@@ -239,46 +231,6 @@ def test_a_store_written_by_the_previous_version_is_reported_and_measured_again(
 )
 def test_only_a_death_inside_the_users_code_is_blamed_on_it(cause: str, theirs: bool) -> None:
     assert _in_their_code(cause) is theirs
-
-
-class SlowBaselines(fr.SimulatedToolchain):
-    """Baselines measured far slower than the channel (as on other CPUs than its own), in the
-    plans of the seeds listed: figures that cannot be true."""
-
-    def __init__(self, seeds: set[int], ratios: tuple[float, ...] = ()) -> None:
-        super().__init__()
-        self.seeds, self.ratios = seeds, ratios
-        self.plans: list[Plan] = []
-
-    def run(self, built: BuildResult, prepared: Prepared, plan: Plan) -> RunResult:
-        self.plans.append(plan)
-        result = super().run(built, prepared, plan)
-        if plan.seed not in self.seeds:
-            return result
-        pair = {s.round: s.wall_ns for s in result.samples if s.arm == plan.incumbent}
-
-        def alone(s: Sample) -> Sample:  # 3x slower, or the pair's time x the round's ratio
-            if not self.ratios:
-                return dataclasses.replace(s, wall_ns=s.wall_ns * 3)
-            return dataclasses.replace(s, wall_ns=pair[s.round] * self.ratios[s.round % 6])
-
-        slow = tuple(alone(s) if s.arm.endswith("_alone") else s for s in result.samples)
-        return dataclasses.replace(result, samples=slow)
-
-
-def confirmed_with(tmp_path: Path, toolchain: SlowBaselines) -> tuple[SearchResult, set[int]]:
-    """The search, its confirmation and (when its figures cannot be true) the re-measure: the
-    result, and the seeds of the plans the confirmations ran."""
-    s = settings()
-    searched = run_search(tmp_path, toolchain, s)
-    before = len(toolchain.plans)
-    mach = machinery(tmp_path, toolchain)
-    confirmation = measure_confirmation(searched, s, mach)
-    assert confirmation is not None
-    winner = confirmation.step.winner() or searched.winner
-    again = remeasure(confirmation, searched, winner, s, mach)
-    seeds = {plan.seed for plan in toolchain.plans[before:]}
-    return search_result(searched, (confirmation, again), winner, s), seeds
 
 
 def test_figures_that_cannot_be_true_are_measured_again_and_then_reported_unresolved(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import fake_runner as fr
-from hspc_gen.model import ChannelParams, Primitive, Status
+from hspc_gen.model import Status
 from hspc_gen.model.topology import Matrix, PairTiming
 from hspc_gen.search.measure.plan import RunResult, make_plan, records_from_run
 from hspc_gen.search.records.samples import (
@@ -31,20 +31,7 @@ from hspc_gen.search.records.store import (
     read_records,
     store_file_name,
 )
-
-KEY = RecordKey("host-abc123", "src-1", "g++ 12.2.0", "-O2 -march=native")
-PARAMS = ChannelParams(128, 4096, 4, 2048, Primitive.futex, 0, 1)
-
-
-def record(
-    arm: str = "c0", key: RecordKey = KEY, n: int = 3, latency: float | None = None
-) -> Record:
-    sim = fr.Simulated(seed=len(arm))
-    samples = tuple(sim.samples(arm, 25.0, n, fr.Cost(latency_ns=latency)))
-    cand = Candidate(PARAMS, "two", "placement")
-    return Record(
-        key, arm, Status.ok, samples, cand, seed=42, events_per_sample=fr.EVENTS_PER_SAMPLE
-    )
+from store_records import KEY, PARAMS, record
 
 
 def test_append_then_reopen_gives_the_same_records(tmp_path: Path) -> None:
@@ -140,19 +127,19 @@ WRITER = """
 import sys
 from pathlib import Path
 sys.path[:0] = sys.argv[2:]
-import test_store
+import store_records
 from hspc_gen.search.records.store import RecordStore
-store = RecordStore(Path(sys.argv[1]), test_store.KEY.fingerprint)
+store = RecordStore(Path(sys.argv[1]), store_records.KEY.fingerprint)
 i = 0
 while True:
-    store.append(test_store.record(f"c{i}", n=200))
+    store.append(store_records.record(f"c{i}", n=200))
     i += 1
 """
 
 
 def test_a_killed_writer_leaves_a_readable_store(tmp_path: Path) -> None:
-    paths = [str(Path(__file__).parent), str(Path(__file__).parents[1] / "support")]
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), *paths])
+    support = str(Path(__file__).parents[1] / "support")
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), support])
     path = tmp_path / store_file_name(KEY.fingerprint)
     try:
         deadline = time.monotonic() + 60

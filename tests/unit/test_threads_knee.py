@@ -10,18 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
 from hspc_gen.host.machine import read_host
-from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.result_file import load_result
-from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import (
     SHOWN_ROUNDS,
     CurvePoint,
@@ -29,24 +25,18 @@ from hspc_gen.model.threads import (
     ThreadAdvice,
     ThreadsReport,
 )
-from hspc_gen.model.workload import Workload
 from hspc_gen.reports import html as html_report
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
 from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.figure_threads import threads as threads_figure
 from hspc_gen.search.decisions.stats import MIN_ROUNDS
-from hspc_gen.search.records.samples import RecordKey, Sample
-from hspc_gen.search.records.store import RecordStore
-from hspc_gen.search.threads import advice
+from hspc_gen.search.records.samples import Sample
 from hspc_gen.search.threads.knee import good, leader, smallest_good, strongest, top
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
-from hspc_gen.search.threads.recommend import recommend
-from hspc_gen.search.threads.recorded import Budget
-from hspc_gen.search.threads.session import Recording, ThreadInputs, recommend_on
-from hspc_gen.search.threads.sweep import sweep
-from recorded_curves import DATA, Curve, CurveHost, random_curve, recorded_curves
-from test_summary import RUN, WINNER, searched
+from recorded_curves import DATA, Curve, recorded_curves
+from search_results import RUN, WINNER, searched
+from thread_searches import SHARES, searched_advice, session_advice
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 
@@ -225,60 +215,12 @@ def assert_the_rule_holds(found: ThreadAdvice, points: tuple[SweepPoint, ...] = 
     assert_past_the_cpus_is_explained(found, points)
 
 
-def _host(
-    shape: TopologyShape, curve: Curve | None, seed: int, noise: float, cpus: int
-) -> CurveHost:
-    if curve is None:  # a random curve, with a channel whose waits sleep or spin
-        workload = ("spinning_consumer", "sleeping_consumer")[seed % 2]
-        return CurveHost(shape, random_curve(seed, cpus), workload, noise=noise, seed=seed)
-    return CurveHost(
-        shape, curve.throughput, curve.workload, noise=noise, seed=seed, spread=curve.spread
-    )
-
-
-def _searched(
-    shape: TopologyShape, curve: Curve | None, seed: int, noise: float, cpus: int = 0
-) -> ThreadAdvice:
-    host = _host(shape, curve, seed, noise, cpus)
-    return advice.advice(recommend(shape, host.probe(), host.measure))
-
-
-KEY = RecordKey("fp", "threads-curve", "c++", "-O2")
-SHARES = {"main": 8.0, "sweep": 30.0}
-"""Seconds the thread step had in the issue's real runs, about: what a 40 s main job left it
-after the channel search, and `threads --sweep --budget 30s` (half of it kept for the sweep)."""
-
-
-def _session(
-    shape: TopologyShape,
-    curve: Curve | None,
-    seed: int,
-    noise: float,
-    *,
-    path: str,
-    cpus: int = 0,
-) -> tuple[ThreadAdvice, tuple[SweepPoint, ...]]:
-    """The search as the real runs take it (session.py): the pair's cost probe, the pace, a plan
-    sized by the time left (so a short budget leaves out settling and placement, or ends at
-    `budget`), every call recorded; for `sweep`, as `threads --sweep` does, half the budget
-    kept for the sweep and the sweep measured after it."""
-    host, share = _host(shape, curve, seed, noise, cpus), SHARES[path]
-    with tempfile.TemporaryDirectory() as tmp:
-        budget = Budget(deadline=host.clock() + share, run="curve", clock=host.clock)
-        bench = Recording(RecordStore(Path(tmp), "fp"), budget, KEY, host.run).bench(shape)
-        inputs = ThreadInputs(Workload(), "auto", "auto", PinThreads.auto, shape)
-        reserve = share / 2 if path == "sweep" else 0.0
-        rec = recommend_on(inputs, bench, reserve=reserve)
-        points = sweep(bench.measure, shape, bench.cost, rec.config(), reserve) if reserve else ()
-    return advice.advice(rec, bench.cost), points
-
-
 @pytest.mark.parametrize("curve", recorded_curves(), ids=lambda c: c.name)
 def test_every_recommendation_on_a_recorded_curve_keeps_the_rule(curve: Curve) -> None:
     shape = curve.shape()
     for seed in range(12):
         for noise in (0.03, 0.08, 0.15):
-            assert_the_rule_holds(_searched(shape, curve, seed, noise))
+            assert_the_rule_holds(searched_advice(shape, curve, seed, noise))
 
 
 @pytest.mark.parametrize("path", list(SHARES))
@@ -289,17 +231,19 @@ def test_every_recommendation_the_real_paths_print_keeps_the_rule(curve: Curve, 
     shape = curve.shape()
     for seed in range(6):
         for noise in (0.08, 0.15):
-            assert_the_rule_holds(*_session(shape, curve, seed, noise, path=path))
+            assert_the_rule_holds(*session_advice(shape, curve, seed, noise, path=path))
 
 
 @pytest.mark.parametrize("sysfs", ["epyc-2c-vm", "1s-4c-8t", "xeon-16c-vm", "2s-8c-2t"])
 def test_every_recommendation_on_a_random_curve_keeps_the_rule(sysfs: str) -> None:
     shape = read_host(DATA / "sysfs" / sysfs / "sys").topology_shape()
     for seed in range(30):
-        assert_the_rule_holds(_searched(shape, None, seed, 0.08, len(shape.places)))
+        assert_the_rule_holds(searched_advice(shape, None, seed, 0.08, len(shape.places)))
     for seed in range(6):
         path = list(SHARES)[seed % 2]
-        assert_the_rule_holds(*_session(shape, None, seed, 0.08, path=path, cpus=len(shape.places)))
+        assert_the_rule_holds(
+            *session_advice(shape, None, seed, 0.08, path=path, cpus=len(shape.places))
+        )
 
 
 def _issue_run(name: str) -> list[ThreadAdvice]:
@@ -307,7 +251,9 @@ def _issue_run(name: str) -> list[ThreadAdvice]:
     (curve,) = [c for c in recorded_curves() if c.name == name]
     shape = curve.shape()
     return [
-        _searched(shape, curve, seed, noise) for noise in (0.08, 0.15, 0.25) for seed in range(12)
+        searched_advice(shape, curve, seed, noise)
+        for noise in (0.08, 0.15, 0.25)
+        for seed in range(12)
     ]
 
 
@@ -335,7 +281,7 @@ def test_the_check_refuses_both_answers_the_issue_saw() -> None:
     """Not a vacuous check: the issue's answers (a far count recommended, a larger count
     recommended beside a smaller listed one) fail it."""
     (curve,) = [c for c in recorded_curves() if c.name == "issue24-producer-source"]
-    found = _searched(curve.shape(), curve, 0, 0.08)
+    found = searched_advice(curve.shape(), curve, 0, 0.08)
     assert found.evidence is not None
     far = min(found.evidence.curve, key=lambda p: p.events_per_s)
     for wrong in ((far.producers, far.consumers), (4, 8)):
@@ -354,7 +300,7 @@ def test_a_best_with_a_wide_interval_is_not_kept_below_counts_measured_higher() 
     shape = curve.shape()
     for seed in range(12):
         for path in SHARES:
-            found, points = _session(shape, curve, seed, 0.15, path=path)
+            found, points = session_advice(shape, curve, seed, 0.15, path=path)
             assert_the_best_is_the_best_measured(found)
             assert_the_rule_holds(found, points)
 
@@ -366,7 +312,7 @@ def test_the_sweep_path_recommends_past_the_cpus_what_measured_faster_and_says_w
     (curve,) = [c for c in recorded_curves() if c.name == "issue24-sweep"]
     shape = curve.shape()
     for seed in range(6):
-        found, points = _session(shape, curve, seed, 0.08, path="sweep")
+        found, points = session_advice(shape, curve, seed, 0.08, path="sweep")
         assert found.evidence is not None and points
         assert found.producers + found.consumers > 3, (seed, found.producers, found.consumers)
         assert found.evidence.oversubscription is not None

@@ -22,7 +22,7 @@ from hspc_gen.search.threads.pool import (
     pool_tuning,
 )
 from recorded_curves import Curve, recorded_curves
-from test_threads_knee import _searched
+from thread_searches import searched_advice
 
 ESTIMATED = ThreadAdvice(1, 2, 2, (0,), (0, 1), pinned=False)
 INPUTS = PoolInputs(
@@ -129,7 +129,7 @@ def test_on_every_recorded_curve_the_limits_hold_the_advice_and_what_was_as_good
     recommendation, never below one consumer or past 64, and may grow to the most consumers the
     search measured as good as the best when they are more than the CPUs (blocking work)."""
     shape = curve.shape()
-    advice = _searched(shape, curve, seed=1, noise=0.03)
+    advice = searched_advice(shape, curve, seed=1, noise=0.03)
     assert advice.evidence is not None
     cpus = len(shape.places)
     tuning = pool_tuning(with_(advice=advice, cpus=cpus))
