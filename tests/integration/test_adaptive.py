@@ -1,11 +1,13 @@
 """hspc_gen.adaptive and threads.consumers: adaptive end to end: the pool's parameters from a
 run's figures (a search replayed over the simulated toolchain, no compiler), written into the
 header, the summary and hspc-result.json; and through the real command line, a header whose
-ConsumerPool runs with them, compiled and read back by a small program."""
+ConsumerPool runs with them, compiled and read back by a small program, and the report page that
+states them as the summary does."""
 
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import shutil
 import subprocess
@@ -252,6 +254,23 @@ def test_the_written_headers_pool_runs_with_kpooltuning(
     document = json.loads((estimated_run / "hspc-result.json").read_text(encoding="utf-8"))
     assert ran == {name: o["value"] for name, o in document["pool"]["options"].items()}
     assert ran == header_values(header.read_text(encoding="utf-8"))
+
+
+def test_the_estimated_runs_page_states_the_pool_as_its_summary_does(estimated_run: Path) -> None:
+    """The report page the command line wrote beside the header: kPoolTuning's fields, values
+    and reasons, in the summary's words, the estimate's stand-ins said to be so."""
+    page = (estimated_run / "hspc-report.html").read_text(encoding="utf-8")
+    summary = (estimated_run / "hspc-summary.md").read_text(encoding="utf-8").splitlines()
+    document = json.loads((estimated_run / "hspc-result.json").read_text(encoding="utf-8"))
+    assert document["pool"]["basis"] == "estimated, nothing measured"
+    heading = next(line for line in summary if line.startswith("Pool ("))
+    assert heading.startswith("Pool (threads.consumers: adaptive; estimated, nothing measured)")
+    assert f'<section id="pool"><p>{html.escape(heading)}</p>' in page
+    for name, option in document["pool"]["options"].items():
+        assert f"| {name} | {option['value']} | {option['why']} |" in summary
+        cells = f"<td>{name}</td><td>{option['value']}</td><td>{html.escape(option['why'])}</td>"
+        assert cells in page, name
+    assert "not measured" in document["pool"]["options"]["grow_wait_ns"]["why"]
 
 
 def test_an_adaptive_header_is_clang_format_clean(tmp_path: Path) -> None:
