@@ -38,35 +38,32 @@ def with_pool(
     advice = result.threads if isinstance(result.threads, ThreadAdvice) else estimated
     confirmed = result.search.confirmed if result.search is not None else None
     buffer_bytes = result.winner.buffer_bytes
-    inputs = pool_inputs(
-        target, host, advice, buffer_bytes=buffer_bytes, confirmed=confirmed, timings=timings
-    )
-    return dataclasses.replace(result, pool=pool_tuning(inputs))
+    pool = pool_for(target, host, advice, buffer_bytes, confirmed=confirmed, timings=timings)
+    return dataclasses.replace(result, pool=pool)
 
 
 def estimated_pool(
     target: Target, host: Host, buffer_bytes: int, advice: ThreadAdvice, timings: HostTimings | None
 ) -> PoolTuning | None:
     """The pool's parameters before anything is measured (None: app.yaml does not ask)."""
-    if not target.threads.adaptive:
-        return None
-    inputs = pool_inputs(
-        target, host, advice, buffer_bytes=buffer_bytes, confirmed=None, timings=timings
-    )
-    return pool_tuning(inputs)
+    return pool_for(target, host, advice, buffer_bytes, confirmed=None, timings=timings)
 
 
-def pool_inputs(
+def pool_for(
     target: Target,
     host: Host,
     advice: ThreadAdvice,
-    *,
     buffer_bytes: int,
+    *,
     confirmed: Confirmed | None,
     timings: HostTimings | None,
-) -> PoolInputs:
-    """The pool's inputs for a channel of `buffer_bytes` buffers and this advice."""
-    return PoolInputs(
+) -> PoolTuning | None:
+    """The pool's parameters for a channel of `buffer_bytes` buffers, this advice and what was
+    measured (a run's, or `hspc-gen threads`' for its recommendation); None: app.yaml does not
+    ask for adaptive consumers."""
+    if not target.threads.adaptive:
+        return None
+    inputs = PoolInputs(
         advice=advice,
         events_per_buffer=max(1, buffer_bytes // target.event.stride),  # as kEventsPerBuffer
         pace_ns=pace_ns(target, advice, confirmed),
@@ -76,6 +73,7 @@ def pool_inputs(
         cpus=len(host.allowed_cpus),
         clock_ticks_per_s=os.sysconf("SC_CLK_TCK"),
     )
+    return pool_tuning(inputs)
 
 
 def pace_ns(target: Target, advice: ThreadAdvice, confirmed: Confirmed | None) -> Basis:

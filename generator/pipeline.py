@@ -32,7 +32,9 @@ from hspc_gen.errors import UserError
 from hspc_gen.files import json_text, writable_problem, write_atomic
 from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model import ChannelParams, Effort, Primitive, Status
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Comparison, TuneResult
+from hspc_gen.model.result_file import read_confirmed
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure, ThreadsReport
 from hspc_gen.model.topology import TopologyOutcome
 from hspc_gen.model.wisdom import WisdomReport
@@ -45,6 +47,7 @@ from hspc_gen.search.api import (
     NOT_CALIBRATED,
     Calibrated,
     Machinery,
+    RecordStore,
     Settings,
     Show,
     ThreadInputs,
@@ -283,10 +286,32 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
             advice, curve = search.recommend_threads(channel, inputs, where), ()
     if isinstance(advice, ThreadAdvice):
         advice = pinning.agreeing(advice, channel)
-    report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve)
+    pool = _pool_for_threads(target, host, channel, advice, options=options, store=store)
+    report = ThreadsReport(target.name, host.fingerprint, channel, advice, curve, pool)
     if isinstance(advice, ThreadAdvice):  # a failure never overwrites an earlier good answer
         write_atomic(folder / THREADS_FILE, json_text(threads_report.document(report)))
     return report
+
+
+def _pool_for_threads(
+    target: Target,
+    host: Host,
+    channel: ChannelParams,
+    advice: ThreadAdvice | ThreadFailure,
+    *,
+    options: ThreadsOptions,
+    store: RecordStore,
+) -> PoolTuning | None:
+    """threads.consumers: adaptive: kPoolTuning for this recommendation, as a run would choose
+    it: on --from's confirmed channel (its pace and margin) and the wake-up this host's records
+    hold. None without the switch, or when nothing was recommended."""
+    if not target.threads.adaptive or not isinstance(advice, ThreadAdvice):
+        return None
+    confirmed = read_confirmed(options.result) if options.result else None
+    timings = wiring.host_timings(store, options.cache, measure=False).timings
+    return adaptive.pool_for(
+        target, host, advice, channel.buffer_bytes, confirmed=confirmed, timings=timings
+    )
 
 
 def export_wisdom(file: Path, fingerprints: Sequence[str], cache: Path | None) -> WisdomReport:

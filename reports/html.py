@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from hspc_gen.model.bench import BenchReport
@@ -19,11 +19,14 @@ from hspc_gen.model.result_file import ResultFile
 from hspc_gen.reports import figure_data, figure_threads, figure_topology, figures
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
 from hspc_gen.reports.wording import (
+    POOL_COLUMNS,
     TRAIL_COLUMNS,
     duration,
     param_value,
     placement,
     placement_raced,
+    pool_heading,
+    pool_rows,
     trail_row,
 )
 
@@ -160,15 +163,27 @@ def _trail_html(result: TuneResult) -> str:
     decisions = result.search.trail if result.search is not None else ()
     if not decisions:
         return ""
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TRAIL_COLUMNS)
+    rows = _rows_html(TRAIL_COLUMNS, (trail_row(d) for d in decisions))
+    return f'<table id="trail"><caption>each step of the search</caption>{rows}</table>\n'
+
+
+def _rows_html(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table's heading row, then its rows, every cell escaped."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in trail_row(d)) + "</tr>"
-        for d in decisions
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
     )
-    return (
-        f'<table id="trail"><caption>each step of the search</caption><tr>{head}</tr>{body}'
-        "</table>\n"
-    )
+    return f"<tr>{head}</tr>{body}"
+
+
+def _pool_html(result: TuneResult) -> str:
+    """threads.consumers: adaptive: the pool's parameters, in the summary's words and cells;
+    nothing without the switch."""
+    if result.pool is None:
+        return ""
+    rows = _rows_html(POOL_COLUMNS, pool_rows(result.pool))
+    heading = html.escape(pool_heading(result.pool))
+    return f'<section id="pool"><p>{heading}</p><table>{rows}</table></section>\n'
 
 
 def _facts(result: TuneResult) -> str:
@@ -191,7 +206,8 @@ def render(loaded: ResultFile, shown: tuple[Panel, ...], images: Mapping[str, by
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head>\n<body>"
         f"<h1>{html.escape(title)}</h1><p>{html.escape(_facts(result))}</p>\n"
-        f"{_caveats_html(loaded.caveats)}{_winner_html(result)}{_trail_html(result)}{body}"
+        f"{_caveats_html(loaded.caveats)}{_winner_html(result)}{_trail_html(result)}"
+        f"{_pool_html(result)}{body}"
         "</body></html>\n"
     )
 

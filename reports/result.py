@@ -8,7 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hspc_gen.model import Figure, HostTimings, Status, Summary
-from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import (
     CandidateResult,
     Confirmed,
@@ -19,7 +18,7 @@ from hspc_gen.model.result import (
 )
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports.caveats import caveats
-from hspc_gen.reports.threads import advice_json
+from hspc_gen.reports.threads import advice_json, pool_json
 from hspc_gen.reports.wording import number
 
 RESULT_SCHEMA_VERSION = 3
@@ -61,14 +60,6 @@ def document(result: TuneResult) -> dict[str, Any]:
         recommendation=_recommendation(result.threads),
     )
     return out
-
-
-def pool_json(pool: PoolTuning) -> dict[str, Any]:
-    """kPoolTuning's fields, each with its value and reason, and what they rest on."""
-    return {
-        "basis": pool.basis,
-        "options": {name: {"value": c.value, "why": c.why} for name, c in pool.choices()},
-    }
 
 
 def _common(run: RunInfo) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from hspc_gen.model import ChannelParams, Figure, HostTimings
-from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Confirmed, SearchResult, TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 from hspc_gen.reports import threads as threads_report
@@ -15,9 +14,11 @@ from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
 from hspc_gen.reports.wording import (
     TRAIL_COLUMNS,
+    markdown_table,
     param_value,
     placement,
     placement_raced,
+    pool_markdown,
     trail_row,
 )
 
@@ -172,9 +173,7 @@ def _latency_line(bound_ns: float, p99: Figure | None) -> str:
 
 def _trail(search: SearchResult) -> list[str]:
     """The per-step table, cell for cell the HTML page's (both from the result's steps)."""
-    lines = [f"| {' | '.join(TRAIL_COLUMNS)} |", f"|{'---|' * len(TRAIL_COLUMNS)}"]
-    lines += [f"| {' | '.join(trail_row(s))} |" for s in search.trail]
-    return lines
+    return markdown_table(TRAIL_COLUMNS, (trail_row(s) for s in search.trail))
 
 
 def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
@@ -188,22 +187,6 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
         f"the search stopped at: {advice.evidence.termination}.",
         f"Threads {threads_report.flat_range(advice.evidence)}.",
         *([f"Threads: {why}."] if (why := threads_report.oversubscribed(advice)) else []),
-    ]
-
-
-def _pool(pool: PoolTuning | None) -> list[str]:
-    """threads.consumers: adaptive: the ConsumerPool controller's parameters, each with why."""
-    if pool is None:
-        return []
-    return [
-        "",
-        f"Pool (threads.consumers: adaptive; {pool.basis}): the header's kPoolTuning, which"
-        " ConsumerPool runs with unless given other PoolOptions (the fields not listed keep"
-        " their defaults):",
-        "",
-        "| PoolOptions | value | why |",
-        "|---|---|---|",
-        *(f"| {name} | {choice.value} | {choice.why} |" for name, choice in pool.choices()),
     ]
 
 
@@ -226,7 +209,7 @@ def render(result: TuneResult, figures: bool = False) -> str:
         lines += ["Measured in a fresh process (medians, 95% bootstrap intervals):", ""]
         lines += [*_measured(search), "", *_trail(search)]
     lines += _threads(result.threads)
-    lines += _pool(result.pool)
+    lines += pool_markdown(result.pool)
     if said := caveats(result):
         lines += ["", *(f"- {caveat.text}" for caveat in said)]
     if figures:

@@ -1,11 +1,13 @@
 """The thread advice as JSON (hspc-result.json's `recommendation`, hspc-threads.json) and the
-Markdown of `hspc-gen threads`, from the model's typed values."""
+Markdown of `hspc-gen threads`, from the model's typed values; with threads.consumers: adaptive,
+the pool's parameters too (both documents' `pool`), in the summary's words."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import (
     SHOWN_ROUNDS,
     Capacity,
@@ -16,6 +18,11 @@ from hspc_gen.model.threads import (
     ThreadFailure,
     ThreadsReport,
 )
+from hspc_gen.reports.wording import pool_markdown
+
+FOR_THE_ADVICE = "kPoolTuning for this recommendation"
+"""Where `hspc-gen threads` says its pool's parameters are: it writes no header, and the
+recommendation it made is what they follow."""
 
 
 def _n(x: float) -> float | None:
@@ -107,6 +114,14 @@ def advice_json(advice: ThreadAdvice) -> dict[str, Any]:
     return out
 
 
+def pool_json(pool: PoolTuning) -> dict[str, Any]:
+    """kPoolTuning's fields, each with its value and reason, and what they rest on."""
+    return {
+        "basis": pool.basis,
+        "options": {name: {"value": c.value, "why": c.why} for name, c in pool.choices()},
+    }
+
+
 def _sweep(report: ThreadsReport) -> dict[str, Any] | None:
     if not report.sweep:
         return None
@@ -140,7 +155,7 @@ def _n6(x: float) -> float | None:
 def document(report: ThreadsReport) -> dict[str, Any]:
     """hspc-threads.json."""
     advice = report.advice
-    return {
+    out: dict[str, Any] = {
         "target": report.target,
         "fingerprint": report.fingerprint,
         "channel": report.channel.as_dict(),
@@ -149,6 +164,9 @@ def document(report: ThreadsReport) -> dict[str, Any]:
         else advice_json(advice),
         "sweep": _sweep(report),
     }
+    if report.pool is not None:  # absent without the switch, as in hspc-result.json
+        out["pool"] = pool_json(report.pool)
+    return out
 
 
 def flat_range(evidence: ThreadEvidence) -> str:
@@ -194,6 +212,7 @@ def render(report: ThreadsReport) -> str:
     if (why := oversubscribed(advice)) is not None:
         lines.append(f"- {why}")
     lines += _sweep_lines(report)
+    lines += pool_markdown(report.pool, FOR_THE_ADVICE)
     return "\n".join(lines) + "\n"
 
 

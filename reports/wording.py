@@ -1,13 +1,14 @@
-"""Words the summary, the HTML page and the figures share, so that they say a thing alike: a
-parameter's value (a CPU of -1 is "unpinned", not a number), the per-step table's columns and
-cells (from a step, its figures as hspc-result.json rounds them), and what the run's duration
-was."""
+"""Words the summary, the HTML page, `hspc-gen threads` and the figures share, so that they say
+a thing alike: a parameter's value (a CPU of -1 is "unpinned", not a number), the per-step
+table's columns and cells (from a step, its figures as hspc-result.json rounds them), what the
+run's duration was, and the adaptive pool's parameters (kPoolTuning) with why each."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import Step, TuneResult
 
 UNPINNED = -1  # ChannelParams' CPU when the scheduler places the thread
@@ -95,3 +96,40 @@ def placement_raced(
 ) -> bool:
     """Whether any candidate was measured on CPUs other than the winner's."""
     return any(cpus != winner_cpus for cpus in measured)
+
+
+POOL_COLUMNS = ("PoolOptions", "value", "why")
+IN_THE_HEADER = "the header's kPoolTuning"
+"""Where the pool's parameters are, as a run's summary and page say: the header it wrote."""
+
+
+def pool_heading(pool: PoolTuning, where: str = IN_THE_HEADER) -> str:
+    """The sentence above the pool's table: what the values rest on (measured, partly measured,
+    or estimated: the estimate's stand-ins) and what they are (`where`: the header's kPoolTuning,
+    or `hspc-gen threads`' for its recommendation)."""
+    return (
+        f"Pool (threads.consumers: adaptive; {pool.basis}): {where}, which ConsumerPool runs"
+        " with unless given other PoolOptions (the fields not listed keep their defaults):"
+    )
+
+
+def pool_rows(pool: PoolTuning) -> tuple[tuple[str, str, str], ...]:
+    """The pool's table, a row a PoolOptions field in declaration order: name, value, why."""
+    return tuple((name, str(choice.value), choice.why) for name, choice in pool.choices())
+
+
+def pool_markdown(pool: PoolTuning | None, where: str = IN_THE_HEADER) -> list[str]:
+    """threads.consumers: adaptive: the pool's parameters as Markdown, a blank line first (the
+    summary's and `hspc-gen threads`'); nothing without the switch."""
+    if pool is None:
+        return []
+    return ["", pool_heading(pool, where), "", *markdown_table(POOL_COLUMNS, pool_rows(pool))]
+
+
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown table's lines: the heading row, the rule, a line a row."""
+    return [
+        f"| {' | '.join(columns)} |",
+        f"|{'---|' * len(columns)}",
+        *(f"| {' | '.join(row)} |" for row in rows),
+    ]

@@ -75,6 +75,17 @@ def read_result(path: Path) -> ResultFile:
     return load_result(read_json(path, "hspc-result.json"), str(path))
 
 
+def read_confirmed(path: Path) -> Confirmed | None:
+    """The confirmation the result document at `path` records (its rate and margin, rounded as
+    the document holds them); None when it has none, or when this version cannot read the
+    document whole (an older hspc-gen wrote it)."""
+    try:
+        search = read_result(path).result.search
+    except UnreadableError:
+        return None
+    return search.confirmed if search is not None else None
+
+
 def load_result(data: object, source: str = "hspc-result.json") -> ResultFile:
     """A result document (as json.loads gives it) as typed values."""
     return typed(data, source, "hspc-result.json", _current)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hspc_gen.model import ChannelParams, Figure, Status
+from hspc_gen.model.pool import PoolTuning
 
 UNPINNED_PLACEMENT = "unpinned"
 SHOWN_ROUNDS = 12
@@ -176,3 +177,4 @@ class ThreadsReport:
     channel: ChannelParams
     advice: ThreadAdvice | ThreadFailure
     sweep: tuple[SweepPoint, ...] = ()
+    pool: PoolTuning | None = None  # threads.consumers: adaptive: kPoolTuning for the advice

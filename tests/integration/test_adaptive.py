@@ -1,11 +1,13 @@
 """hspc_gen.adaptive and threads.consumers: adaptive end to end: the pool's parameters from a
 run's figures (a search replayed over the simulated toolchain, no compiler), written into the
-header, the summary and hspc-result.json; and through the real command line, a header whose
-ConsumerPool runs with them, compiled and read back by a small program."""
+header, the summary and hspc-result.json, and `hspc-gen threads`' for its recommendation; and
+through the real command line, a header whose ConsumerPool runs with them, compiled and read back
+by a small program, and the report page that states them as the summary does."""
 
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import shutil
 import subprocess
@@ -16,16 +18,25 @@ import pytest
 
 from command import SYSFS
 from headers import STRICT, WARNINGS, spec, std_flag
+from hspc_gen import pipeline
 from hspc_gen.adaptive import estimated_pool, with_pool
 from hspc_gen.emit.header import HeaderWriter
+from hspc_gen.files import json_text
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import Figure, HostTimings, Status
+from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
+from hspc_gen.pipeline import ThreadsOptions, _pool_for_threads
 from hspc_gen.render import render_header
 from hspc_gen.reports import result as result_report
 from hspc_gen.reports import summary as summary_report
+from hspc_gen.reports import threads as threads_report
+from hspc_gen.search import api as search_api
+from hspc_gen.search.measure import calibrate
+from hspc_gen.search.records.entries import CalibrationRecord
 from hspc_gen.target.app import Target, load_target
+from hspc_gen.wiring import record_store
 from recorded_curves import recorded_curves
 from target_files import write
 from thread_searches import session_advice
@@ -147,6 +158,88 @@ def test_the_estimate_says_every_value_rests_on_stand_ins(tmp_path: Path) -> Non
     assert "app.yaml's work per event, the slower side's, not measured" in pool.interval_ns.why
 
 
+WAKE = CalibrationRecord(calibrate.key(HOST.fingerprint), (24_000.0,) * 9, (2e3,) * 9, False)
+"""The host's wait costs as a store holds them: a futex wake-up of 24 us."""
+
+
+def recorded_advice() -> ThreadAdvice:
+    """The thread search's answer on a curve recorded on a real 2-CPU host whose consumers
+    block, as a run takes it."""
+    curve = next(c for c in recorded_curves() if c.name == "2cpu-vm-report")
+    return session_advice(curve.shape(), curve, 1, 0.03, path="main")[0]
+
+
+def shown_by_threads(
+    tmp_path: Path,
+    result: TuneResult,
+    advice: ThreadAdvice | ThreadFailure,
+    *,
+    text: str = ADAPTIVE,
+    from_result: bool = True,
+) -> PoolTuning | None:
+    """`hspc-gen threads`' pool for `advice` and `result`'s channel, --from `result` (written as
+    its hspc-result.json) or not, the store holding the host's wake-up (WAKE)."""
+    store = record_store(HOST, tmp_path / "cache")
+    store.append(WAKE)
+    saved = tmp_path / "hspc-result.json"
+    saved.write_text(json_text(result_report.document(result)), encoding="utf-8")
+    given = saved if from_result else None
+    options = ThreadsOptions(tmp_path / "app.yaml", result=given, cache=tmp_path / "cache")
+    chosen = target(tmp_path, text)
+    return _pool_for_threads(chosen, HOST, result.winner, advice, options=options, store=store)
+
+
+def test_threads_shows_the_pool_a_run_chooses_for_its_recommendation(tmp_path: Path) -> None:
+    """`hspc-gen threads --from RESULT.json` on an adaptive target: kPoolTuning for its
+    recommendation, on the result's confirmed pace and margin (read back from the file) and the
+    wake-up the host's records hold, as a run with that recommendation chooses it."""
+    advice = recorded_advice()
+    result = dataclasses.replace(measured(tmp_path), threads=advice)
+    ran = with_pool(result, target(tmp_path), HOST, ESTIMATED, calibrate.timings_of(WAKE)).pool
+    shown = shown_by_threads(tmp_path, result, advice)
+    assert shown is not None and ran is not None and shown.basis == ran.basis == "measured"
+    for (name, choice), (_, chosen) in zip(shown.choices(), ran.choices(), strict=True):
+        assert choice.value == pytest.approx(chosen.value, abs=1), name  # the file keeps 6 digits
+    assert shown.start_consumers == ran.start_consumers
+    assert shown.max_consumers == ran.max_consumers
+    assert "24000 ns, the futex wake-up measured on this host" in shown.grow_wait_ns.why
+    assert "the confirmation's decision margin" in shown.grow_wait_ns.why
+
+
+def test_threads_without_a_result_says_its_margin_is_the_floor(tmp_path: Path) -> None:
+    """Without --from, nothing was confirmed: the margin is the tuner's floor, said so; without
+    the switch, or without a recommendation, there is no pool to show."""
+    advice = recorded_advice()
+    result = dataclasses.replace(measured(tmp_path), threads=advice)
+    floor = shown_by_threads(tmp_path, result, advice, from_result=False)
+    assert floor is not None and floor.basis == "partly measured"
+    assert "the tuner's floor, nothing decided" in floor.grow_wait_ns.why
+    plain = ADAPTIVE.replace("adaptive", "auto")
+    assert shown_by_threads(tmp_path, result, advice, text=plain) is None
+    failure = ThreadFailure(Status.crashed, "the thread benchmark crashed")
+    assert shown_by_threads(tmp_path, result, failure) is None
+
+
+def test_the_threads_command_prints_and_writes_the_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`hspc-gen threads` as the command line runs it, its thread search answered by the
+    recorded one (nothing built or measured): the text and hspc-threads.json carry the pool."""
+    advice = recorded_advice()
+    monkeypatch.setattr(search_api, "recommend_threads", lambda *_: advice)
+    out, app = tmp_path / "out", write(tmp_path, ADAPTIVE)
+    report = pipeline.threads(ThreadsOptions(app, out=out, cache=tmp_path / "cache"))
+    assert report.pool is not None and report.pool.basis == "partly measured"  # no --from
+    assert report.pool.start_consumers.value == advice.consumers
+    written = json.loads((out / "hspc-threads.json").read_text(encoding="utf-8"))
+    assert written["pool"]["options"] == {
+        name: {"value": choice.value, "why": choice.why} for name, choice in report.pool.choices()
+    }
+    text = threads_report.render(report)
+    assert "Pool (threads.consumers: adaptive; partly measured): kPoolTuning for this" in text
+    assert all(f"| {name} | {c.value} | {c.why} |" in text for name, c in report.pool.choices())
+
+
 # ---- through the real command line, and a program built on the header ----
 
 READ_BACK = r"""
@@ -252,6 +345,23 @@ def test_the_written_headers_pool_runs_with_kpooltuning(
     document = json.loads((estimated_run / "hspc-result.json").read_text(encoding="utf-8"))
     assert ran == {name: o["value"] for name, o in document["pool"]["options"].items()}
     assert ran == header_values(header.read_text(encoding="utf-8"))
+
+
+def test_the_estimated_runs_page_states_the_pool_as_its_summary_does(estimated_run: Path) -> None:
+    """The report page the command line wrote beside the header: kPoolTuning's fields, values
+    and reasons, in the summary's words, the estimate's stand-ins said to be so."""
+    page = (estimated_run / "hspc-report.html").read_text(encoding="utf-8")
+    summary = (estimated_run / "hspc-summary.md").read_text(encoding="utf-8").splitlines()
+    document = json.loads((estimated_run / "hspc-result.json").read_text(encoding="utf-8"))
+    assert document["pool"]["basis"] == "estimated, nothing measured"
+    heading = next(line for line in summary if line.startswith("Pool ("))
+    assert heading.startswith("Pool (threads.consumers: adaptive; estimated, nothing measured)")
+    assert f'<section id="pool"><p>{html.escape(heading)}</p>' in page
+    for name, option in document["pool"]["options"].items():
+        assert f"| {name} | {option['value']} | {option['why']} |" in summary
+        cells = f"<td>{name}</td><td>{option['value']}</td><td>{html.escape(option['why'])}</td>"
+        assert cells in page, name
+    assert "not measured" in document["pool"]["options"]["grow_wait_ns"]["why"]
 
 
 def test_an_adaptive_header_is_clang_format_clean(tmp_path: Path) -> None:

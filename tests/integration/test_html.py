@@ -1,10 +1,12 @@
 """hspc-report.html and its PNGs from recorded documents: complete, self-contained, the same
 bytes each time, and whole in a real browser (headless Chromium: no console error, every figure
-decoded; the screenshot is kept in build/test-artifacts/)."""
+decoded; the screenshot is kept in build/test-artifacts/); with threads.consumers: adaptive, the
+pool's parameters in the summary's words."""
 
 from __future__ import annotations
 
 import dataclasses
+import html as htmllib
 import json
 import math
 import re
@@ -20,6 +22,7 @@ from hspc_gen.model.threads import ThreadAdvice
 from hspc_gen.reports import figure_data, html
 from hspc_gen.reports.result import document as result_document
 from hspc_gen.reports.summary import render as render_summary
+from pools import ESTIMATED_POOL
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -125,3 +128,36 @@ def test_a_result_older_than_its_caveats_sends_the_reader_to_its_summary() -> No
     page = html.files(LOADED, BENCH)[figure_data.REPORT_FILE].decode()
     assert "This result does not list its caveats" in page and "hspc-summary.md" in page
     assert '<table id="trail">' in page and "<td>8.3%</td>" in page  # its steps, all the same
+
+
+def test_the_pools_parameters_are_on_the_page_in_the_summarys_words() -> None:
+    """threads.consumers: adaptive: the page (from the result as written) states kPoolTuning's
+    fields, values and reasons as the summary does, the estimate's stand-ins said to be so."""
+    result = dataclasses.replace(RESULT, pool=ESTIMATED_POOL)
+    written = load_result(json.loads(json.dumps(result_document(result))))
+    page = html.render(written, (), {})
+    summary = render_summary(result).splitlines()
+    heading = (
+        "Pool (threads.consumers: adaptive; estimated, nothing measured): the header's"
+        " kPoolTuning, which ConsumerPool runs with unless given other PoolOptions (the fields"
+        " not listed keep their defaults):"
+    )
+    assert heading in summary
+    assert f'<section id="pool"><p>{htmllib.escape(heading)}</p>' in page
+    assert "<tr><th>PoolOptions</th><th>value</th><th>why</th></tr>" in page
+    wake = "the default spin budget's, not measured"
+    assert wake in ESTIMATED_POOL.grow_wait_ns.why
+    assert "the tuner's floor, nothing decided" in ESTIMATED_POOL.grow_wait_ns.why
+    assert "the estimate's 1 consumer(s) for 1 producer(s), from the topology (not measured)" in (
+        ESTIMATED_POOL.start_consumers.why
+    )
+    for name, choice in ESTIMATED_POOL.choices():
+        assert f"| {name} | {choice.value} | {choice.why} |" in summary
+        cells = f"<td>{name}</td><td>{choice.value}</td><td>{htmllib.escape(choice.why)}</td>"
+        assert f"<tr>{cells}</tr>" in page, name
+
+
+def test_without_the_switch_the_page_has_no_pool() -> None:
+    assert RESULT.pool is None
+    page = html.render(LOADED, (), {})
+    assert 'id="pool"' not in page and "kPoolTuning" not in page

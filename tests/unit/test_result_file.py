@@ -16,7 +16,13 @@ from caveat_results import every_result
 from documents import BENCH_DOC, RESULT_DOC
 from hspc_gen.model.bench_file import load_bench, read_bench
 from hspc_gen.model.pool import PoolChoice, PoolTuning
-from hspc_gen.model.result_file import SCHEMA_VERSION, UnreadableError, load_result, read_result
+from hspc_gen.model.result_file import (
+    SCHEMA_VERSION,
+    UnreadableError,
+    load_result,
+    read_confirmed,
+    read_result,
+)
 from hspc_gen.reports.bench import document as bench_document
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.result import document
@@ -95,6 +101,19 @@ def test_the_pools_parameters_come_back_whole() -> None:
     result = dataclasses.replace(load_result(RESULT_DOC).result, pool=pool)
     written = json.loads(json.dumps(document(result)))
     assert load_result(written).result.pool == pool
+
+
+def test_the_confirmation_is_read_alone_and_none_from_a_file_it_cannot_read(
+    tmp_path: Path,
+) -> None:
+    """`hspc-gen threads --from`'s pool rests on the result's confirmed pace and margin."""
+    path = tmp_path / "hspc-result.json"
+    path.write_text(json.dumps(RESULT_DOC), encoding="utf-8")
+    search = load_result(RESULT_DOC).result.search
+    assert search is not None and search.confirmed is not None
+    assert read_confirmed(path) == search.confirmed
+    path.write_text(json.dumps({**RESULT_DOC, "schema_version": 2}), encoding="utf-8")
+    assert read_confirmed(path) is None
 
 
 def test_a_caveat_of_a_kind_a_later_version_added_is_read_as_a_note() -> None:

@@ -21,20 +21,10 @@ from hspc_gen.search.threads.pool import (
     PoolInputs,
     pool_tuning,
 )
+from pools import INPUTS
 from recorded_curves import Curve, recorded_curves
 from thread_searches import searched_advice
 
-ESTIMATED = ThreadAdvice(1, 2, 2, (0,), (0, 1), pinned=False)
-INPUTS = PoolInputs(
-    advice=ESTIMATED,
-    events_per_buffer=512,
-    pace_ns=Basis(40.0, "the channel's confirmed time per event", True),
-    handling_ns=Basis(15.0, "the consumer's CPU time per event, measured", True),
-    wake_ns=Basis(3000.0, "the futex wake-up measured on this host", True),
-    margin=Basis(0.05, "the confirmation's decision margin", True),
-    cpus=4,
-    clock_ticks_per_s=100,
-)
 FLOOR_NS = CLOCK_TICKS_PER_DRAW * 1e9 / 100 / SHORTEST_DRAW  # 40 ms at 100 ticks a second
 
 

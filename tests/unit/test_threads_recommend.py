@@ -1,6 +1,8 @@
 """hspc_gen.search.threads.recommend: issue 5's acceptance on the simulated host, fixed counts,
-determinism, the `recommendation` object of hspc-result.json (a reviewed golden), and the
-rule the advice states (issue 24: "equally good" is what the paired intervals show)."""
+determinism, the `recommendation` object of hspc-result.json (a reviewed golden), the rule the
+advice states (issue 24: "equally good" is what the paired intervals show), and `hspc-gen
+threads`' text and hspc-threads.json with the adaptive pool's parameters, as the summary gives
+them."""
 
 from __future__ import annotations
 
@@ -15,15 +17,21 @@ import pytest
 from hspc_gen.errors import UserError
 from hspc_gen.host.machine import read_host
 from hspc_gen.model import ChannelParams, Primitive
+from hspc_gen.model.result import TuneResult
 from hspc_gen.model.shape import TopologyShape
 from hspc_gen.model.threads import CurvePoint, ThreadsReport, VersusBest
-from hspc_gen.reports.threads import advice_json, flat_range, oversubscribed, render
+from hspc_gen.reports.result import document as result_document
+from hspc_gen.reports.summary import render as render_summary
+from hspc_gen.reports.threads import advice_json, document, flat_range, oversubscribed, render
 from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.capacity import MAX_SAMPLE_THREADS, estimate
 from hspc_gen.search.threads.counts import BUDGET
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, ThreadSample
 from hspc_gen.search.threads.placement import SIBLINGS
+from hspc_gen.search.threads.pool import pool_tuning
 from hspc_gen.search.threads.recommend import Recommendation, recommend
+from pools import INPUTS
+from search_results import RUN, WINNER
 from threadsim.hosts import Machine
 from threadsim.simulator import WORKLOADS, SimulatedHost, count_grid
 
@@ -282,3 +290,59 @@ def test_a_search_the_budget_stops_answers_with_the_best_count_it_measured() -> 
         assert as_json(again) == as_json(rec)  # a replay stops where the run did
     with pytest.raises(BudgetSpentError):  # nothing measured: the estimated advice stays
         stopped_at(0)
+
+
+POOL_SAYS = (
+    "which ConsumerPool runs with unless given other PoolOptions (the fields not listed keep"
+    " their defaults):"
+)
+
+
+def pool_table(text: str) -> list[str]:
+    """The lines of the Markdown table under the pool's heading."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Pool (")) + 2
+    return [line for line in lines[start:] if line.startswith("|")]
+
+
+def test_the_adaptive_pool_is_shown_by_threads_as_the_summary_shows_it() -> None:
+    """threads.consumers: adaptive: `hspc-gen threads` prints and writes kPoolTuning for its
+    recommendation, each field's value and reason in the summary's words and cells."""
+    rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
+    found = advice.advice(rec)
+    pool = pool_tuning(dataclasses.replace(INPUTS, advice=found))
+    report = ThreadsReport("t", "fp", WINNER, found, (), pool)
+    text, result = render(report), TuneResult(RUN, WINNER, None, found, pool)
+    summary = render_summary(result)
+    said = f"Pool (threads.consumers: adaptive; measured): {{}}, {POOL_SAYS}"
+    assert said.format("kPoolTuning for this recommendation") in text.splitlines()
+    assert said.format("the header's kPoolTuning") in summary.splitlines()
+    rows = [
+        "| min_consumers | 1 | one consumer drains every producer's lane in turn; more must be"
+        " earned by backlog |",
+        f"| max_consumers | 0 | {pool.max_consumers.why} |",
+        f"| start_consumers | {found.consumers} | the thread search's recommendation,"
+        f" {found.consumers} consumer(s) for {found.producers} producer(s), measured as good as"
+        f" the best ({rec.evidence.termination}) |",
+        f"| interval_ns | {pool.interval_ns.value} | {pool.interval_ns.why} |",
+        f"| grow_wait_ns | {pool.grow_wait_ns.value} | {pool.grow_wait_ns.why} |",
+        "| grow_intervals | 2 | two intervals of independent random lengths in a row: one burst"
+        " cannot fill both, and a periodic load cannot lock onto both |",
+    ]
+    assert pool_table(text) == pool_table(summary) == ["| PoolOptions | value | why |",
+                                                       "|---|---|---|", *rows]  # fmt: skip
+    assert "3000 ns, the futex wake-up measured on this host" in pool.grow_wait_ns.why
+    written = json.loads(json.dumps(document(report)))
+    assert written["pool"] == result_document(result)["pool"]
+    assert written["pool"]["basis"] == "measured"
+    assert written["pool"]["options"]["start_consumers"] == {
+        "value": found.consumers,
+        "why": pool.start_consumers.why,
+    }
+
+
+def test_without_the_switch_threads_shows_no_pool() -> None:
+    rec, _ = run(SHAPES["epyc-2c-vm"], "cpu_bound")
+    report = ThreadsReport("t", "fp", WINNER, advice.advice(rec))
+    assert "Pool (" not in render(report) and "kPoolTuning" not in render(report)
+    assert "pool" not in document(report)
