@@ -34,28 +34,48 @@ def write_atomic(path: Path, content: str | bytes) -> None:
             os.fsync(handle.fileno())
         Path(tmp).chmod(0o644)
         Path(tmp).replace(path)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp).unlink()
+        if isinstance(error, OSError):  # name the file the user asked for, not the temporary
+            raise OSError(error.errno, error.strerror, str(path)) from error
         raise
 
 
 def writable_problem(path: Path, folder: bool = False) -> str | None:
     """Why `path` (a file, or a folder when `folder`) could not be written, or None: checked
     before anything is written, so a run never dies halfway through its outputs."""
+    try:
+        return _writable_problem(path, folder)
+    except OSError as error:  # a name too long, a loop of links: the path itself is the problem
+        return f"{path}: {error.strerror or error}"
+
+
+def _writable_problem(path: Path, folder: bool) -> str | None:
     if path.exists() and path.is_dir() != folder:
         return (
             f"{path} is a {'file' if folder else 'folder'}, not a {'folder' if folder else 'file'}"
         )
     existing = path if folder else path.parent
     while not existing.exists():
+        if existing.is_symlink():
+            return f"{existing} is a link to nothing ({existing.readlink()})"
         existing = existing.parent
-    if not existing.is_dir():
-        return f"{existing} is a file, so {path} cannot be made"
-    if not os.access(existing, os.W_OK | os.X_OK) or (problem := _cannot_make_in(existing)):
-        return f"{existing} is not writable{problem and f' ({problem})'}"
+    if problem := _folder_problem(existing, path):
+        return problem
     if path.exists() and not os.access(path, os.W_OK):
         return f"{path} is not writable"
+    return None
+
+
+def _folder_problem(existing: Path, path: Path) -> str | None:
+    """Why nothing can be made in `existing`, the nearest folder of `path` that exists."""
+    if not existing.is_dir():
+        return f"{existing} is a file, so {path} cannot be made"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    if problem := _cannot_make_in(existing):
+        return f"{existing} is not writable ({problem})"
     return None
 
 

@@ -15,6 +15,7 @@ This module and the other `cli` modules are the only ones that print.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import signal
 import sys
@@ -279,6 +280,13 @@ def _dispatch(args: list[str]) -> int:
     return _main_command(args)
 
 
+REFUSED_BY_THE_MACHINE = frozenset({
+    errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM
+})  # fmt: skip
+"""A write the machine refused mid-run, after every check before it said yes (a full disk, a
+quota, `ulimit -f`, a mount turned read-only): one line and exit 1, not a traceback."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     signal.signal(signal.SIGTERM, _terminate)
@@ -290,9 +298,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreBusyError as busy:
         print(f"{PROG}: busy: {busy}", file=sys.stderr)
         return 1
-    except OSError as err:  # the machine refused mid-run (a full disk, a folder taken away)
+    except OSError as err:
+        if err.errno not in REFUSED_BY_THE_MACHINE:
+            raise  # hspc-gen's own fault: the traceback says where
         where = f"{err.filename}: " if err.filename else ""
-        print(f"{PROG}: error: {where}{err.strerror or err}", file=sys.stderr)
+        print(f"{PROG}: error: cannot write {where}{err.strerror}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, TerminatedError) as stop:
         terminated = isinstance(stop, TerminatedError)

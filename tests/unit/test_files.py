@@ -38,3 +38,24 @@ def test_a_folder_is_writable_when_a_folder_can_be_made_there_and_the_probe_leav
     assert list(tmp_path.iterdir()) == []
     problem = writable_problem(Path("/proc/hspc-cache"), folder=True)
     assert problem is not None and problem.startswith("/proc is not writable (making a folder")
+
+
+def test_a_folder_permissions_refuse_is_named_without_probing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a user who is not root meets on a folder of mode 555 (and root on a read-only
+    mount): os.access says no, and that is the answer."""
+    monkeypatch.setattr(os, "access", lambda *_args, **_kwargs: False)
+    assert writable_problem(tmp_path / "out.hpp") == f"{tmp_path} is not writable"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_link_to_nothing_and_a_name_too_long_are_named(tmp_path: Path) -> None:
+    (tmp_path / "dangling").symlink_to(tmp_path / "missing" / "folder")
+    assert writable_problem(tmp_path / "dangling", folder=True) == (
+        f"{tmp_path / 'dangling'} is a link to nothing ({tmp_path / 'missing' / 'folder'})"
+    )
+    assert writable_problem(tmp_path / "dangling" / "out.hpp") is not None
+    long = tmp_path / ("x" * 300) / "out.hpp"
+    problem = writable_problem(long)
+    assert problem is not None and problem.endswith("File name too long")
