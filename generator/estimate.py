@@ -90,12 +90,11 @@ def placement(
 ) -> tuple[int, int]:
     """Unpinned unless pinning is demanded: pinning rarely helps (Thread Reinforcer, Bogner et
     al.). When pinned: two distinct cores sharing a cache, avoiding CPU 0 when others exist;
-    where the pairs were measured, the fastest class's pair of two distinct cores."""
+    where the pairs were measured, the fastest lasting class's pair of two distinct cores."""
     if pin is not PinThreads.always:
         return -1, -1
     if measured is not None and measured.near_pair is not None:
-        low, high = sorted(measured.near_pair)
-        return (high, low) if low == 0 else (low, high)  # the producer off CPU 0
+        return measured.near_pair  # as the search places it: the producer on the lower CPU
     cpus = [c for c in host.allowed_cpus if c != 0] or list(host.allowed_cpus)
     producer = cpus[0]
     others = [c for c in host.allowed_cpus if host.core_of(c) != host.core_of(producer)]

@@ -85,13 +85,15 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     fixed = pinning.completed(
         params.parse_overrides(options.overrides), target.constraints.pin_threads, host
     )
+    start = wiring.estimated_params(target, host, fixed)  # the search's start and fallback
     out = Outputs.of(target, options.out)
     wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
     store = wiring.record_store(host, options.cache)
     recorded = wiring.host_topology(host, store, options.cache, measure=False)
-    start = wiring.estimated_params(target, host, fixed, topology=recorded)  # start, fallback
-    estimated = wiring.estimated_threads(target, host)
     measuring = options.effort is not Effort.estimate
+    if not measuring:  # the estimate is the answer: from the pairs an earlier run measured
+        start = wiring.estimated_params(target, host, fixed, topology=recorded)
+    estimated = wiring.estimated_threads(target, host)
     user_code = wiring.user_code(target, store) if measuring else None
     calibrated = wiring.host_timings(store, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))

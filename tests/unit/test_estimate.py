@@ -111,6 +111,6 @@ def test_a_pinned_estimate_takes_the_fastest_measured_pair_of_two_cores(
     producer, consumer = estimate.placement(host, PinThreads.always, pairs)
     assert outcome.topology is not None
     (near,) = [c for c in outcome.topology.classes if c.name != "smt_sibling"][:1]
-    assert tuple(sorted((producer, consumer))) == near.representative and producer != 0
+    assert (producer, consumer) == near.representative  # as the search's placements hold it
     assert producer in host.allowed_cpus and consumer in host.allowed_cpus
     assert estimate.placement(host, PinThreads.auto, pairs) == (-1, -1)
