@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hspc_gen.model import ChannelParams, Figure
+from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.result import Comparison
 
 
@@ -20,11 +20,13 @@ def to_json(comparison: Comparison) -> dict[str, Any]:
             "events_per_second": None if row.rate is None else interval(row.rate, with_n=True),
             # The first result's cost over this one's: above 1, this one is faster.
             "speed_vs_first": None if row.speed_vs_first is None else interval(row.speed_vs_first),
+            "status": str(row.status),
         }
         for row in comparison.results
     ]
     return {
         "rounds": comparison.rounds,
+        "measured": comparison.measured,
         "same_winner": comparison.same_winner,
         "results": rows,
         # The first's independent copy, timed in the same rounds: its speed vs the first.
@@ -40,7 +42,7 @@ def interval(figure: Figure, *, with_n: bool = False) -> dict[str, Any]:
 
 
 def render(comparison: Comparison) -> str:
-    if comparison.rounds == 0:
+    if not comparison.measured:
         (only,) = comparison.results
         return (
             f"all {len(only.labels)} results name the same winner: nothing to measure\n"
@@ -50,17 +52,21 @@ def render(comparison: Comparison) -> str:
     lines.append("|---|---|---|")
     for row in comparison.results:
         rate = "—" if row.rate is None else figure_text(row.rate, "{:.4g}")
+        rate = rate if row.status is Status.ok else f"— ({row.status})"
         speed = "—" if row.speed_vs_first is None else figure_text(row.speed_vs_first, "{:.3f}")
         lines.append(f"| {', '.join(row.labels)} | {rate} | {speed} |")
     shared = [row.labels for row in comparison.results if len(row.labels) > 1]
-    lines += ["", aa_text(comparison.aa)]
+    lines += ["", aa_text(comparison)]
     if shared:
         lines += [f"{_listed(labels)} name the same winner: measured once" for labels in shared]
     return "\n".join(lines) + "\n"
 
 
-def aa_text(aa: Figure | None) -> str:
+def aa_text(comparison: Comparison) -> str:
     """The A/A line: what the host allows two copies of one program to differ by."""
+    aa = comparison.aa
+    if comparison.results[0].status is not Status.ok:
+        return "A/A: the first winner has no rounds"
     if aa is None:
         return "A/A: the first winner's copy has no paired rounds: the host's spread is unknown"
     return (

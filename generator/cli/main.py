@@ -138,6 +138,9 @@ def _compare_command(argv: Sequence[str]) -> int:
         )
     document = comparison_report.to_json(comparison)
     print(json_text(document) if args.json else comparison_report.render(comparison), end="")
+    if failed := comparison.unmeasured:
+        print(f"{PROG}: {len(failed)} winner(s) could not be measured", file=sys.stderr)
+        return 1
     return 0
 
 

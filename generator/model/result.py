@@ -166,17 +166,24 @@ class Compared:
     params: ChannelParams
     rate: Summary | None
     speed_vs_first: Figure | None  # the first's cost over this one's: above 1, this is faster
+    status: Status = Status.ok  # why it has no rate, when it was measured and has none
 
 
 @dataclass(frozen=True)
 class Comparison:
-    rounds: int  # 0: nothing measured, for every result names the same winner
+    rounds: int  # the paired rounds measured: 0 when nothing was, or its measuring failed
     results: tuple[Compared, ...]  # one per distinct winner, in the order first named
     aa: Figure | None = None
     """The A/A check: an independent copy of the first winner timed in the same rounds, its
     speed vs the first (as `speed_vs_first`). How far apart this host puts two copies of one
     program: a speed inside that spread cannot be told from the host's own noise."""
+    measured: bool = True  # False: every result names one winner, and --aa did not ask
 
     @property
     def same_winner(self) -> bool:
         return len(self.results) == 1
+
+    @property
+    def unmeasured(self) -> tuple[Compared, ...]:
+        """The winners whose measuring failed (none when nothing was to be measured)."""
+        return tuple(row for row in self.results if row.status is not Status.ok)

@@ -261,12 +261,19 @@ def comparison(
             return None
         return Figure(1 / ratio.ratio, 1 / ratio.ci_high, 1 / ratio.ci_low, ratio.n)
 
-    rows = [
-        dataclasses.replace(
-            row, rate=_measured(summaries.get(candidate.id)), speed_vs_first=speed_of(candidate.id)
-        )
-        for row, candidate in zip(named, batch.candidates, strict=True)
-    ]
+    def status_of(arm: str, rate: Summary | None) -> Status:
+        race = evaluation.race
+        if race.status is not Status.ok:  # the run failed whole (its sizing probe, say)
+            return race.status
+        found = race.arm_status.get(arm, Status.ok)
+        return Status.no_samples if found is Status.ok and rate is None else found
+
+    rows = []
+    for row, candidate in zip(named, batch.candidates, strict=True):
+        rate = _measured(summaries.get(candidate.id))
+        status = status_of(candidate.id, rate)
+        speed = speed_of(candidate.id) if status is Status.ok else None
+        rows.append(dataclasses.replace(row, rate=rate, speed_vs_first=speed, status=status))
     return Comparison(evaluation.race.rounds, tuple(rows), aa=speed_of(aa_arm(first)))
 
 

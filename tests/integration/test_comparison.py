@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 
 from command import hspc_gen, listing
-from hspc_gen.model import ChannelParams, Figure, Primitive, Summary
+from hspc_gen.model import ChannelParams, Figure, Objective, Primitive, Status, Summary
 from hspc_gen.model.result import Compared, Comparison
 from hspc_gen.reports import comparison as comparison_report
+from hspc_gen.search.decisions import findings
 from hspc_gen.search.decisions.findings import named_winners
+from hspc_gen.search.measure.plan import RunResult
+from hspc_gen.search.racing import RaceSettings, race_and_decide
+from hspc_gen.search.strategies.base import make_batch
 
 SMALL = "name: small\nevent:\n  size: 8\n"
 ONE = ChannelParams(64, 0, 4, 4096, Primitive.futex)
@@ -53,6 +57,7 @@ def test_results_that_all_name_one_winner_are_a_yes_and_nothing_is_measured(fold
         hspc_gen("compare", "--target", "app.yaml", *results, "--json", cwd=folder).stdout
     )
     assert document["same_winner"] is True and document["rounds"] == 0
+    assert document["measured"] is False
     (row,) = document["results"]
     assert row["results"] == [str(path) for path in results] and row["params"] == winner
     assert row["events_per_second"] is None and row["speed_vs_first"] is None
@@ -143,3 +148,28 @@ def test_the_table_names_every_result_and_says_which_share_a_winner() -> None:
         ["w.json"],
         ["u.json", "v.json"],
     ]
+
+
+def test_a_run_that_fails_whole_names_every_winner_unmeasured_and_says_so() -> None:
+    """The sizing probe runs the first winner and its copy; when it times out nothing is
+    measured, and compare says how instead of 'nothing to measure'."""
+    objective = Objective.throughput
+    for winners in ((ONE, TWO), (ONE,)):
+        batch = make_batch("compare", "compare", list(winners), ONE, 6)
+        evaluation = race_and_decide(
+            batch,
+            lambda _plan: RunResult(Status.ok, ()),
+            settings=RaceSettings(6, 1000, 1, objective, drop=False),
+            oversubscribed=False,
+            failed=RunResult(Status.timeout, ()),
+        )
+        named = named_winners([f"{i}.json" for i in range(len(winners))], list(winners))
+        comparison = findings.comparison(evaluation, named, objective)
+        assert comparison.measured and comparison.rounds == 0
+        assert comparison.unmeasured == comparison.results
+        lines = comparison_report.render(comparison).splitlines()
+        assert lines[0].startswith("| results |")
+        assert all(line.endswith(" | — (timeout) | — |") for line in lines[2 : 2 + len(winners)])
+        assert lines[-1] == "A/A: the first winner has no rounds"
+        document = comparison_report.to_json(comparison)
+        assert [row["status"] for row in document["results"]] == ["timeout"] * len(winners)
