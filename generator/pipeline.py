@@ -87,7 +87,8 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     )
     start = wiring.estimated_params(target, host, fixed)  # the search's start and fallback
     out = Outputs.of(target, options.out)
-    wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache)
+    inputs = (options.target, *target.workload.sources)  # never overwritten
+    wiring.check_outputs(out.header, out.result, out.summary, cache=options.cache, inputs=inputs)
     store = wiring.record_store(host, options.cache)
     recorded = wiring.host_topology(host, store, options.cache, measure=False)
     measuring = options.effort is not Effort.estimate

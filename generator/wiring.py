@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from hspc_gen import __version__, estimate
@@ -56,9 +56,7 @@ from hspc_gen.topology.classes import (
 )
 from hspc_gen.topology.text import topology_json
 
-CONFIRM_SHARE = (
-    0.10  # of the budget, kept for re-measuring the best candidates (12 s at 120 s; it takes ~5 s)
-)
+CONFIRM_SHARE = 0.10  # of the budget, for re-measuring the best (12 s at 120 s; it takes ~5 s)
 THREADS_SHARE = 0.2  # of the budget, kept for the thread-count recommendation that follows
 OVERSUBSCRIBED_BELOW_CPUS = 4
 DEFAULT_SEED = 20070326  # fixed, so the same machine and inputs give the same header
@@ -259,9 +257,15 @@ def cache_dir(cache: Path | None) -> Path:
     return cache or Path.home() / ".cache" / "hspc-gen"
 
 
-def check_outputs(*files: Path, cache: Path | None) -> None:
-    """Refuse, before anything is written, outputs or a cache that cannot be written."""
+def check_outputs(*files: Path, cache: Path | None, inputs: Sequence[Path] = ()) -> None:
+    """Refuse, before anything is written, outputs or a cache that cannot be written, and
+    outputs that would land on the run's own inputs or on one another."""
+    kept = {path.resolve(): path for path in inputs}
     for path in files:
+        if (same := kept.get(path.resolve())) is not None:
+            raise UserError(f"cannot write {path}: it is the run's own input {same}")
+        if under := [other for other in files if path.resolve() in other.resolve().parents]:
+            raise UserError(f"cannot write {path}: {under[0]} is to be written inside it")
         if (problem := writable_problem(path)) is not None:
             raise UserError(f"cannot write {path.name}: {problem}")
     if (problem := writable_problem(cache_dir(cache), folder=True)) is not None:

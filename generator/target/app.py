@@ -137,6 +137,11 @@ class Workload(BaseModel):
     consumer_source: SourceFile = None
     """C++ file defining hspc_consume, relative to app.yaml's folder. Default: none."""
 
+    @property
+    def sources(self) -> tuple[Path, ...]:
+        """The app's own source files, as given (none for synthetic work)."""
+        return tuple(p for p in (self.producer_source, self.consumer_source) if p is not None)
+
     def value(self) -> model_workload.Workload:
         """The frozen value the stages take: pydantic stays at this edge."""
         return model_workload.Workload(

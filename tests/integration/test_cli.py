@@ -213,6 +213,31 @@ def test_outputs_and_a_cache_that_cannot_be_written_are_refused_before_writing(
     assert listing(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("  header: app.yaml\n", "it is the run's own input app.yaml"),
+        ("  header: src/parse.cpp\n", "it is the run's own input"),
+        ("  header: clash/x.hpp\n  report: clash/x.hpp\n", "is to be written inside it"),
+    ],
+)
+def test_outputs_that_land_on_the_runs_inputs_or_on_one_another_are_refused(
+    tmp_path: Path, output: str, expected: str
+) -> None:
+    """A header named like app.yaml or the app's own source replaced it, with exit 0."""
+    (tmp_path / "src").mkdir()
+    source = "#include <cstddef>\n#include <cstdint>\n"
+    source += "void hspc_produce(std::uint64_t, void*, std::size_t) {}\n"
+    (tmp_path / "src" / "parse.cpp").write_text(source)
+    work = "workload:\n  producer_source: src/parse.cpp\n"
+    (tmp_path / "app.yaml").write_text(f"name: x\nevent:\n  size: 8\n{work}output:\n{output}")
+    before = {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()}
+    done = hspc_gen("--target", "app.yaml", "--effort", "estimate", cwd=tmp_path)
+    assert_one_clear_error(done, expected)
+    assert {path: path.read_bytes() for path in tmp_path.rglob("*") if path.is_file()} == before
+    assert not (tmp_path / "clash").exists()
+
+
 def test_a_file_size_limit_met_mid_run_is_one_line_and_leaves_no_part_written(
     tmp_path: Path,
 ) -> None:
