@@ -80,7 +80,7 @@ def estimated_params(
         measured=measured_pairs(topology),
     )
     point = params.apply(point, fixed)
-    params.check(point, host.allowed_cpus)
+    params.check(point, host.allowed_cpus, target.constraints.primitives)
     memory = target.constraints.max_buffer_memory
     return spun(params.fit_memory(point, fixed, memory, target.event.stride), fixed, spin)
 

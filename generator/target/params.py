@@ -40,16 +40,29 @@ def domain_error(name: str, value: object) -> str | None:
     raise KeyError(name)
 
 
-def check(params: ChannelParams, allowed_cpus: Iterable[int]) -> None:
-    """Raise UserError if any parameter is outside its domain or names a CPU we may not use."""
+def check(
+    params: ChannelParams,
+    allowed_cpus: Iterable[int],
+    primitives: Iterable[Primitive] = tuple(Primitive),
+) -> None:
+    """Raise UserError if any parameter (as --set gave it) is outside its domain, names a CPU
+    we may not use, or a primitive app.yaml's constraints.primitives leaves out."""
     allowed = set(allowed_cpus)
     for name, value in vars(params).items():
         if (why := domain_error(name, value)) is not None:
-            raise UserError(f"{name}={value}: {why}")
+            raise UserError(f"--set {name}={value}: {why}")
     for name in ("producer_cpu", "consumer_cpu"):
         cpu = getattr(params, name)
         if cpu >= 0 and cpu not in allowed:
-            raise UserError(f"{name}={cpu}: not a CPU this process may run on {sorted(allowed)}")
+            raise UserError(
+                f"--set {name}={cpu}: not a CPU this process may run on {sorted(allowed)}"
+            )
+    if params.primitive not in (kept := tuple(primitives)):
+        listed = ", ".join(kept)
+        raise UserError(
+            f"--set primitive={params.primitive}: app.yaml's constraints.primitives allows "
+            f"only {listed}"
+        )
 
 
 def parse_overrides(assignments: Iterable[str]) -> dict[str, int | Primitive]:

@@ -101,5 +101,12 @@ def test_bad_overrides_name_the_parameter_and_the_reason(assignment: str, expect
 
 def test_check_rejects_a_cpu_outside_the_affinity_mask() -> None:
     check(BASE.replace(producer_cpu=1, consumer_cpu=-1), allowed_cpus=[0, 1])
-    with pytest.raises(UserError, match=r"consumer_cpu=7: not a CPU this process may run on"):
+    with pytest.raises(UserError, match=r"--set consumer_cpu=7: not a CPU this process may run"):
         check(BASE.replace(consumer_cpu=7), allowed_cpus=[0, 1])
+
+
+def test_check_rejects_a_primitive_the_constraints_leave_out() -> None:
+    check(BASE.replace(primitive=Primitive.futex), [0, 1], (Primitive.futex,))
+    refused = r"--set primitive=condvar: app.yaml's constraints.primitives allows only futex"
+    with pytest.raises(UserError, match=refused):
+        check(BASE.replace(primitive=Primitive.condvar), [0, 1], (Primitive.futex,))
