@@ -95,7 +95,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     if not measuring:  # the estimate is the answer: from the pairs an earlier run measured
         start = wiring.estimated_params(target, host, fixed, topology=recorded)
     estimated = wiring.estimated_threads(target, host)
-    user_code = wiring.user_code(target, store) if measuring else None
+    user_code = wiring.user_code(target, store, measure=measuring)  # estimate: compiled only
     calibrated = wiring.host_timings(store, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     pool = adaptive.estimated_pool(target, host, start.buffer_bytes, estimated, calibrated.timings)

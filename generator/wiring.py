@@ -194,11 +194,12 @@ def host_document(host: Host, topology: TopologyOutcome | None) -> dict[str, obj
     return document
 
 
-def user_code(target: Target, store: RecordStore) -> UserCode | None:
+def user_code(target: Target, store: RecordStore, *, measure: bool) -> UserCode | None:
     """The user's own code checked alone and its cost per event: measured once per host and
-    code, then kept in its record store (None when the workload has no code of the user's)."""
+    code, then kept in its record store (None when the workload has no code of the user's, or
+    when not `measure`: then only compiled and linked)."""
     workload, event_bytes = target.workload.value(), target.event.size
-    return search.user_code(workload, event_bytes, store)
+    return search.user_code(workload, event_bytes, store, measure=measure)
 
 
 def spin_budgets(calibrated: Calibrated) -> SpinBudgets:

@@ -188,9 +188,15 @@ def host_topology(
     )
 
 
-def user_code(workload: Workload, event_bytes: int, store: RecordStore) -> UserCode | None:
+def user_code(
+    workload: Workload, event_bytes: int, store: RecordStore, *, measure: bool = True
+) -> UserCode | None:
     """The user's own code checked alone and its cost per event, measured once per host and
-    code, then kept in the record store (None: the workload has none)."""
+    code, then kept in the record store (None: the workload has none). Not `measure`: only
+    compiled and linked, None."""
+    if not measure:
+        preflight.compiles(workload, event_bytes, store)
+        return None
     return preflight.checked(workload, event_bytes, store)
 
 

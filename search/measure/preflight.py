@@ -94,6 +94,19 @@ def checked(workload: Workload, event_bytes: int, store: RecordStore) -> UserCod
     return measured
 
 
+def compiles(workload: Workload, event_bytes: int, store: RecordStore) -> None:
+    """The user's code compiled and linked alone, not run (`--effort estimate`): a compile
+    error is the same message as `check`'s. Nothing to build when this host's records hold the
+    same code's cost: it was built then."""
+    sources = _sources(workload)
+    if not sources:
+        return
+    if recorded(store, code_key(store.fingerprint, code_digest(sources, event_bytes))):
+        return
+    with tempfile.TemporaryDirectory(prefix="hspc-smoke-") as tmp:
+        _build(sources, event_bytes, Path(tmp) / "smoke")
+
+
 def _measured(sources: dict[str, Path], event_bytes: int) -> UserCode:
     with tempfile.TemporaryDirectory(prefix="hspc-smoke-") as tmp:
         program = Path(tmp) / "smoke"

@@ -352,19 +352,30 @@ def test_the_users_code_failing_alone_is_named_before_any_tuning_and_nothing_is_
     assert [p for p in listing(tmp_path) if not p.startswith("cache")] == before
 
 
-def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("effort", ["quick", "estimate"])
+def test_a_compile_error_names_the_users_file_and_line(tmp_path: Path, effort: str) -> None:
+    """--effort estimate measures nothing, but the user's code is compiled all the same."""
     (tmp_path / "work.cpp").write_text(
         "#include <cstddef>\nvoid hspc_consume(const void* e, std::size_t n) {\n  int x = ;\n}\n"
     )
     (tmp_path / "app.yaml").write_text(
         "name: u\nevent:\n  size: 24\nworkload:\n  consumer_source: work.cpp\n"
     )
-    done = hspc_gen("--target", "app.yaml", "--effort", "quick", "--cache", "c", cwd=tmp_path)
+    done = hspc_gen("--target", "app.yaml", "--effort", effort, "--cache", "c", cwd=tmp_path)
     assert_one_clear_error(
         done, f"workload.consumer_source does not compile: {tmp_path}/work.cpp:3:"
     )
     assert "int x = ;" in done.stderr  # the line the compiler points at
     assert not (tmp_path / "u_channel.hpp").exists()
+
+
+def test_a_function_of_another_signature_is_named_under_the_estimate_too(tmp_path: Path) -> None:
+    (tmp_path / "work.cpp").write_text("#include <cstddef>\nvoid hspc_consume(int) {}\n")
+    (tmp_path / "app.yaml").write_text(
+        "name: u\nevent:\n  size: 24\nworkload:\n  consumer_source: work.cpp\n"
+    )
+    done = hspc_gen("--target", "app.yaml", "--effort", "estimate", "--cache", "c", cwd=tmp_path)
+    assert_one_clear_error(done, f"workload.consumer_source ({tmp_path}/work.cpp) does not define")
 
 
 def test_user_code_that_fails_only_under_the_benchmark_is_named_and_the_run_fails(
