@@ -359,6 +359,7 @@ def run_info(
         target=target.name,
         event_bytes=target.event.size,
         objective=target.objective,
+        max_latency_us=target.constraints.max_latency_us,
         effort=effort,
         budget_seconds=target.budget,
         elapsed_seconds=elapsed,

@@ -15,6 +15,12 @@ def latency_unmet(result: TuneResult) -> str | None:
     """Why the channel written does not keep constraints.max_latency_us, when it does not: no
     candidate confirmed kept it, and the header holds the one that came closest."""
     confirmed = result.search.confirmed if result.search else None
+    asked = result.run.max_latency_us
+    if result.search is not None and confirmed is None and asked is not None:
+        return (
+            f"constraints.max_latency_us ({asked:g} us) was not verified: nothing was measured"
+            " within the budget (the header holds the estimate, which carries the bound)"
+        )
     if confirmed is None or confirmed.latency_bound_ns is None:
         return None
     p99 = confirmed.latency_p99_ns

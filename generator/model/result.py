@@ -143,6 +143,7 @@ class RunInfo:
     busy: bool = False
     notes: tuple[str, ...] = ()  # what a person should know: unread records, oversubscription
     timings: HostTimings | None = None  # what waiting costs here: the spin budgets' source
+    max_latency_us: float | None = None  # constraints.max_latency_us, as app.yaml asked it
 
 
 @dataclass(frozen=True)
