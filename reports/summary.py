@@ -185,7 +185,7 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
         f"({advice.consumers_per_producer} per producer), placement {advice.placement}"
         f"{', pinned' if advice.pinned else ', not pinned'}; taskset -c {advice.taskset}; "
         f"the search stopped at: {advice.evidence.termination}.",
-        f"Threads {threads_report.flat_range(advice.evidence)}.",
+        f"Threads {threads_report.flat_range(advice)}.",
         *([f"Threads: {why}."] if (why := threads_report.oversubscribed(advice)) else []),
     ]
 
