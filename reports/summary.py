@@ -128,7 +128,7 @@ def _measured(search: SearchResult) -> list[str]:
             f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
     for name, summary in sorted(confirmed.baselines.items()):
-        side = doubt if name in ("producer_alone", "consumer_alone") else ""
+        side = doubt if name in confirmed.doubted_sides else ""
         lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}{side}")
     if confirmed.latency_bound_ns is not None:
         lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
