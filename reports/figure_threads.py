@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from hspc_gen.model import Figure
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.model.result import TuneResult
-from hspc_gen.model.threads import CurvePoint, ThreadAdvice, ThreadEvidence
+from hspc_gen.model.threads import FIXED, CurvePoint, ThreadAdvice, ThreadEvidence
 from hspc_gen.reports.figure_data import Bar, Bars, Curves, Interval, Series, interval
 
 ROLE_KIND = {"tuned": "tuned", "peer": "peer", "line": "line"}
 
 
-def _pairs(counts: Iterable[CurvePoint]) -> str:
-    return ", ".join(f"{c.producers}+{c.consumers}" for c in counts)
+def _pairs(counts: Iterable[tuple[int, int]]) -> str:
+    return ", ".join(f"{p}+{c}" for p, c in counts)
 
 
 def _measured(result: TuneResult) -> tuple[ThreadAdvice, ThreadEvidence] | None:
@@ -32,7 +32,7 @@ def said(result: TuneResult) -> str:
     if measured is None:
         return ""
     advice, evidence = measured
-    words = [f"Equally good, producers+consumers: {_pairs(evidence.equally_good)}."]
+    words = [f"Equally good, producers+consumers: {_pairs(advice.equally_good)}."]
     cpus = evidence.capacity.cpus
     if advice.producers + advice.consumers > cpus:
         why = evidence.oversubscription or "the fewest threads searched are already more"
@@ -56,12 +56,12 @@ def threads(result: TuneResult) -> Curves:
         if value is not None:
             lines.setdefault(_line_of(point), {})[float(point.threads)] = value
     if not lines:
-        return Curves("Threads", "", "", (), empty="the thread search measured no point")
+        return Curves("Threads", "", "", (), empty=_unmeasured(advice, evidence))
     series = tuple(
         Series(name, tuple(sorted(pts)), tuple(pts[x] for x in sorted(pts)))
         for name, pts in sorted(lines.items())
     )
-    same = evidence.equally_good
+    same = advice.equally_good
     return Curves(
         title=(
             f"Threads: recommended {advice.producers} producer(s) + {advice.consumers}"
@@ -76,6 +76,15 @@ def threads(result: TuneResult) -> Curves:
             + (f"; as good as the best: {_pairs(same)}" if same else "")
         ),
     )
+
+
+def _unmeasured(advice: ThreadAdvice, evidence: ThreadEvidence) -> str:
+    if evidence.termination == FIXED:
+        return (
+            f"the target fixes the counts ({advice.producers}+{advice.consumers}) and no"
+            " placement was raced against unpinned: no point was measured"
+        )
+    return "the thread search measured no point"
 
 
 def _rate(point: CurvePoint) -> Figure:

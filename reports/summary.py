@@ -128,7 +128,7 @@ def _measured(search: SearchResult) -> list[str]:
             f"(95% CI {latency.ci95_low:.0f} to {latency.ci95_high:.0f}, n={latency.n})"
         )
     for name, summary in sorted(confirmed.baselines.items()):
-        side = doubt if name in ("producer_alone", "consumer_alone") else ""
+        side = doubt if name in confirmed.doubted_sides else ""
         lines.append(f"- {BASELINE_LABELS.get(name, name)}: {_rate(summary)}{side}")
     if confirmed.latency_bound_ns is not None:
         lines.append(_latency_line(confirmed.latency_bound_ns, confirmed.latency_p99_ns))
@@ -185,7 +185,7 @@ def _threads(advice: ThreadAdvice | ThreadFailure) -> list[str]:
         f"({advice.consumers_per_producer} per producer), placement {advice.placement}"
         f"{', pinned' if advice.pinned else ', not pinned'}; taskset -c {advice.taskset}; "
         f"the search stopped at: {advice.evidence.termination}.",
-        f"Threads {threads_report.flat_range(advice.evidence)}.",
+        f"Threads {threads_report.flat_range(advice)}.",
         *([f"Threads: {why}."] if (why := threads_report.oversubscribed(advice)) else []),
     ]
 

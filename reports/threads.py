@@ -9,6 +9,7 @@ from typing import Any
 
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import (
+    FIXED,
     SHOWN_ROUNDS,
     Capacity,
     CurvePoint,
@@ -74,7 +75,7 @@ def _trial(t: PlacementTrial) -> dict[str, Any]:
     }
 
 
-def _evidence(e: ThreadEvidence) -> dict[str, Any]:
+def _evidence(e: ThreadEvidence, equally_good: tuple[tuple[int, int], ...]) -> dict[str, Any]:
     return {
         "capacity": _capacity(e.capacity),
         "estimate": {
@@ -86,9 +87,7 @@ def _evidence(e: ThreadEvidence) -> dict[str, Any]:
         "margin": e.margin,
         "termination": e.termination,
         "curve": [_point(p) for p in e.curve],
-        "equally_good": [
-            {"producers": p.producers, "consumers": p.consumers} for p in e.equally_good
-        ],
+        "equally_good": [{"producers": p, "consumers": c} for p, c in equally_good],
         "placements": [_trial(t) for t in e.placements],
         "rounds": e.rounds,
         "oversubscription": e.oversubscription,
@@ -106,7 +105,9 @@ def advice_json(advice: ThreadAdvice) -> dict[str, Any]:
         "placement": advice.placement,
         "taskset": advice.taskset,
         "omp_places": advice.omp_places,
-        "evidence": None if advice.evidence is None else _evidence(advice.evidence),
+        "evidence": (
+            None if advice.evidence is None else _evidence(advice.evidence, advice.equally_good)
+        ),
     }
     if advice.work_ns is not None:
         producer, consumer = advice.work_ns
@@ -169,15 +170,23 @@ def document(report: ThreadsReport) -> dict[str, Any]:
     return out
 
 
-def flat_range(evidence: ThreadEvidence) -> str:
+def flat_range(advice: ThreadAdvice) -> str:
     """The counts the recommendation was chosen from, in words: several when the curve is flat
-    there (any of them will do), the best alone when no other count was shown as good."""
-    good = evidence.equally_good
-    counts = ", ".join(f"{p.producers}+{p.consumers}" for p in good)
+    there (any of them will do), the best alone when no other count was shown as good, the
+    target's own when it fixes them."""
+    assert advice.evidence is not None
+    tolerance = advice.evidence.tolerance
+    good = advice.equally_good
+    counts = ", ".join(f"{p}+{c}" for p, c in good)
+    if advice.evidence.termination == FIXED:
+        return (
+            "equally good (the target fixes the counts: no other was searched), "
+            f"producers+consumers: {counts}"
+        )
     flat = "the curve is flat there" if len(good) > 1 else "no other count was shown as good"
     return (
-        f"equally good within {evidence.tolerance:.0%} (each one's paired 95% interval against "
-        f"the best lies above {1 - evidence.tolerance:.0%} of it, over {SHOWN_ROUNDS} rounds at "
+        f"equally good within {tolerance:.0%} (each one's paired 95% interval against "
+        f"the best lies above {1 - tolerance:.0%} of it, over {SHOWN_ROUNDS} rounds at "
         f"least: {flat}), producers+consumers: {counts}"
     )
 
@@ -208,7 +217,7 @@ def render(report: ThreadsReport) -> str:
         f"- search stopped by: {termination}",
     ]
     if advice.evidence is not None:
-        lines.append(f"- {flat_range(advice.evidence)}")
+        lines.append(f"- {flat_range(advice)}")
     if (why := oversubscribed(advice)) is not None:
         lines.append(f"- {why}")
     lines += _sweep_lines(report)

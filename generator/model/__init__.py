@@ -216,6 +216,11 @@ class Figure:
     ci95_high: float
     n: int
 
+    def overlaps(self, other: Figure) -> bool:
+        """Whether the two 95% intervals share a value: the figures are within the noise of
+        each other."""
+        return self.ci95_low <= other.ci95_high and other.ci95_low <= self.ci95_high
+
 
 @dataclass(frozen=True)
 class Summary(Figure):

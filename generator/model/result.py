@@ -20,6 +20,16 @@ from hspc_gen.model import (
 from hspc_gen.model.pool import PoolTuning
 from hspc_gen.model.threads import ThreadAdvice, ThreadFailure
 
+SIDES_ALONE = ("producer_alone", "consumer_alone")
+"""The baselines that run one side's loop without the channel: the slower is the channel's
+bound (the efficiency's 1.0)."""
+
+
+def slower_side(baselines: Mapping[str, Figure]) -> str:
+    """The slower side alone of those measured (by median; on a tie, by name)."""
+    sides = [arm for arm in SIDES_ALONE if arm in baselines]
+    return min(sides, key=lambda arm: (baselines[arm].median, arm))
+
 
 @dataclass(frozen=True)
 class Step:
@@ -103,6 +113,22 @@ class Confirmed:
     def sound(self) -> bool:
         """Whether the figures are within what can be, as measured."""
         return not (self.unresolved or self.at_bound)
+
+    @property
+    def doubted_sides(self) -> tuple[str, ...]:
+        """The sides alone (producer_alone, consumer_alone) the doubt about these figures is
+        about: the slower one, which the efficiency holds the channel to, and, at the bound, any
+        other measured within the noise of the channel (its interval overlapping the
+        channel's); none when the figures are sound. A side many times faster than the channel
+        is not doubted."""
+        sides = {arm: f for arm in SIDES_ALONE if (f := self.baselines.get(arm)) is not None}
+        if self.sound or not sides:
+            return ()
+        slower = slower_side(sides)
+        rate = self.rate
+        if self.unresolved or rate is None:
+            return (slower,)
+        return tuple(arm for arm in sides if arm == slower or sides[arm].overlaps(rate))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.pool import PoolTuning
 
 UNPINNED_PLACEMENT = "unpinned"
+FIXED = "fixed"
+"""The termination of a search whose counts the target fixes (no other count is searched)."""
 SHOWN_ROUNDS = 12
 """Paired rounds beside the best a count needs before its interval can show it as good as the best:
 a bootstrap interval over fewer is too narrow when one of them carries a heavy-tail sample."""
@@ -139,6 +141,18 @@ class ThreadAdvice:
     @property
     def measured(self) -> bool:
         return self.evidence is not None
+
+    @property
+    def equally_good(self) -> tuple[tuple[int, int], ...]:
+        """The (producers, consumers) counts equally good, in count order, the recommendation
+        always among them: the evidence's list, and the recommended count where the curve has no
+        unpinned point of it (counts the target fixes, when nothing raced them unpinned); empty
+        for estimated advice."""
+        if self.evidence is None:
+            return ()
+        good = {(p.producers, p.consumers) for p in self.evidence.equally_good}
+        good.add((self.producers, self.consumers))
+        return tuple(sorted(good, key=lambda c: (c[0] + c[1], c[0])))
 
     @property
     def how(self) -> str:

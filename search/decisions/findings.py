@@ -12,12 +12,14 @@ import numpy as np
 
 from hspc_gen.model import ChannelParams, Figure, Objective, Status, Summary
 from hspc_gen.model.result import (
+    SIDES_ALONE,
     CandidateResult,
     Compared,
     Comparison,
     Confirmed,
     Failure,
     Step,
+    slower_side,
 )
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.decisions.decide import metric_for
@@ -142,7 +144,6 @@ def _doubt(figures: Confirmed) -> int:
 
 
 REMEASURED_TOO = "measured again, the same"
-SIDES_ALONE = ("producer_alone", "consumer_alone")
 EFFICIENCY_BOUND = 1.0
 """The pair cannot move events faster than its slower side alone: an efficiency surely above
 this is a measurement that went wrong (baselines on other CPUs, a host that moved), and one
@@ -194,12 +195,37 @@ def past_bound(
         f" {efficiency.ci95_high:.3f})"
     )
     if rate is not None and sides:
-        slower = min(sides, key=lambda arm: (sides[arm].median, arm))
-        said += (
-            f": the channel measured {rate.median / 1e6:.4g} M events/s, faster than {slower}"
-            f" at {sides[slower].median / 1e6:.4g} M"
-        )
+        slower = slower_side(sides)
+        said += f": {versus_side(rate, slower, sides[slower])}"
     return said
+
+
+def versus_side(rate: Figure, arm: str, side: Figure) -> str:
+    """The channel's rate beside a side alone's, in words that the figures as printed bear out:
+    both at one precision, fine enough to show which is higher; "as fast as ... within the
+    noise" when their intervals overlap."""
+    ours, theirs = _apart(rate.median / 1e6, side.median / 1e6)
+    measured = f"the channel measured {ours} M events/s"
+    if rate.overlaps(side):
+        return f"{measured}, as fast as {arm} at {theirs} M within the noise"
+    if rate.median > side.median:
+        return f"{measured}, faster than {arm} at {theirs} M"
+    return f"{measured}, {arm} {theirs} M; paired round by round, the channel came out faster"
+
+
+MOST_DECIMALS = 6
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """a and b with as many decimals as tell them apart (three significant digits of the
+    smaller at least, six decimals at most)."""
+    small = min(abs(a), abs(b))
+    decimals = 0
+    if 0 < small < math.inf:
+        decimals = min(MOST_DECIMALS, max(0, 2 - math.floor(math.log10(small))))
+    while f"{a:.{decimals}f}" == f"{b:.{decimals}f}" and decimals < MOST_DECIMALS:
+        decimals += 1
+    return f"{a:.{decimals}f}", f"{b:.{decimals}f}"
 
 
 def _bounded(efficiency: Figure | None) -> Figure | None:

@@ -20,6 +20,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hspc_gen.model.threads import FIXED
 from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.guards import oversubscription
@@ -63,7 +64,7 @@ def search_count(lab: Lab, axes: Sequence[Axis], planner: Planner, host: Host) -
     tolerance = VM_TOLERANCE if host.virtual else TOLERANCE
     if all(axis.low == axis.high for axis in axes):
         fixed = axes[0].config(axes[0].low)
-        return CountResult(fixed, fixed, "fixed", tolerance, planner.plan([fixed], fixed, 0, 0.0))
+        return CountResult(fixed, fixed, FIXED, tolerance, planner.plan([fixed], fixed, 0, 0.0))
     coarse = sorted({axis.config(n) for axis in axes for n in coarse_counts(axis, host.cpus)})
     lab.run(coarse, PILOT_ROUNDS)  # nothing measured if it is cut: the estimated advice stays
     pilot = sum(s.wall_ns for c in coarse for s in lab.samples(c)) / 1e9 * SAMPLE_OVERHEAD

@@ -1,12 +1,14 @@
 """The adaptive pool's controller parameters for this host (threads.consumers: adaptive).
 
 Each PoolOptions field hspc-gen sets is derived from a figure the run measured (or, under
-`--effort estimate`, the estimate's stand-in for it), and carries its reason in words:
+`--effort estimate`, the estimate's stand-in for it, or what an earlier run measured on this
+host: its wake-up), and carries its reason in words, which claim no measurement not made:
 
 - start_consumers: the thread search's recommendation (Xu's pool starts from a known size).
 - min_consumers: 1. One consumer drains every producer's lane in turn; more must be earned.
 - max_consumers: the CPUs the process may use at run time (0), unless the thread search
-  measured more consumers than that as good as the best (work that blocks): then that many.
+  measured more consumers than that as good as the best (work that blocks), or the
+  recommendation (the estimate's, under `--effort estimate`) has more: then that many.
 - interval_ns: long enough that each interval's mean wait averages 1/margin buffer hand-offs
   (at the channel's pace under full load), so that one hand-off held up by a whole normal wait
   moves the mean by at most the tuner's decision margin; at least CLOCK_TICKS_PER_DRAW clock
@@ -100,11 +102,9 @@ def _max_consumers(inputs: PoolInputs) -> PoolChoice:
     good = 0 if evidence is None else max((p.consumers for p in evidence.equally_good), default=0)
     most = max(good, inputs.advice.consumers)
     if most > cpus:
-        value = min(most, MAX_POOL_CONSUMERS)
-        source = "the thread search measured" if good >= most else "the thread advice has"
         return PoolChoice(
-            value,
-            f"{source} {most} consumers as good as the best, more than the {cpus} usable"
+            min(most, MAX_POOL_CONSUMERS),
+            f"{_more(evidence is not None, good >= most, most)}, more than the {cpus} usable"
             " CPU(s): that many may help (the consumers wait, on their work or their channel)",
         )
     seen = (
@@ -117,6 +117,16 @@ def _max_consumers(inputs: PoolInputs) -> PoolChoice:
         f"the CPUs this process may use at run time ({cpus} here): past them consumers take turns"
         f" on a CPU unless the handler blocks, and {seen}",
     )
+
+
+def _more(searched: bool, shown: bool, most: int) -> str:
+    """Where `most` consumers come from, in words that claim no measurement not made: the
+    thread search's curve, its recommendation (counts the target fixes), or the estimate."""
+    if not searched:
+        return f"the estimate has {most} consumers (not measured)"
+    if shown:
+        return f"the thread search measured {most} consumers as good as the best"
+    return f"the thread recommendation has {most} consumers"
 
 
 def buffer_ns(inputs: PoolInputs) -> float:

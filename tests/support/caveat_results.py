@@ -11,11 +11,12 @@ from pathlib import Path
 
 import fake_runner as fr
 from fake_runner import run_search, settings
-from hspc_gen.model import Effort, Figure, Status
+from hspc_gen.model import Effort, Figure, Status, Summary
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.reports.summary import render
 from hspc_gen.search.channel import search_result
+from hspc_gen.search.decisions.findings import past_bound
 from search_results import ESTIMATED, RUN, WINNER, searched, step
 from slow_baselines import SlowBaselines, confirmed_with
 
@@ -51,6 +52,34 @@ def at_bound(tmp_path: Path) -> TuneResult:
     seeds = {settings().seed + 1, settings().seed + 2}
     found, _ = confirmed_with(tmp_path, SlowBaselines(seeds, ratios))
     return TuneResult(RUN, found.winner, found, ESTIMATED)
+
+
+def rate(median_m: float, spread: float = 0.015) -> Summary:
+    """A rate of `median_m` M events/s, its interval `spread` of it either side."""
+    m = median_m * 1e6
+    low, high = m * (1 - spread), m * (1 + spread)
+    return Summary(m, low, high, 20, q1=low, q3=high, preempted_fraction=0.0)
+
+
+def beside_the_sides(
+    channel: Summary, producer: Summary, consumer: Summary, efficiency: Figure
+) -> TuneResult:
+    """A confirmation with these figures, past the bound as the search writes it (the
+    efficiency's interval above 1: unresolved; else at the bound)."""
+    base = searched()
+    assert base.confirmed is not None
+    sides = {"producer_alone": producer, "consumer_alone": consumer}
+    past = past_bound(efficiency, channel, sides)
+    sure = efficiency.ci95_low > 1.0
+    confirmed = dataclasses.replace(
+        base.confirmed,
+        rate=channel,
+        efficiency=None if sure else Figure(1.0, efficiency.ci95_low, 1.0, efficiency.n),
+        baselines=sides,
+        unresolved=past if sure else "",
+        at_bound="" if sure else past,
+    )
+    return TuneResult(RUN, WINNER, dataclasses.replace(base, confirmed=confirmed), ESTIMATED)
 
 
 def noisy_over_budget() -> TuneResult:

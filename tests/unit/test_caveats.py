@@ -11,8 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from caveat_results import every_result, noisy_over_budget, replayed_unconfirmed, summary_notes
+from caveat_results import (
+    beside_the_sides,
+    every_result,
+    noisy_over_budget,
+    rate,
+    replayed_unconfirmed,
+    summary_notes,
+)
 from command import EXAMPLE, hspc_gen
+from hspc_gen.model import Figure
 from hspc_gen.model.caveat import CaveatKind
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.result_file import ResultFile, load_result
@@ -120,3 +128,29 @@ def test_a_confirmation_that_measured_nothing_is_said_not_confirmed(
         texts = [c.text for c in said if c.kind is CaveatKind.not_confirmed]
         assert len(texts) == 1 and texts[0].startswith("Not confirmed: ")
         assert ("budget ran out" in texts[0]) == exhausted
+
+
+def efficiency_note(result: TuneResult) -> str:
+    (note,) = [c.text for c in caveats(result) if c.kind is CaveatKind.efficiency]
+    return note
+
+
+def test_the_channel_beside_its_slower_side_is_said_as_the_printed_figures_show() -> None:
+    """A new user's report: "the channel measured 11.27 M events/s, faster than producer_alone
+    at 11.3 M". Both figures now print at one precision that tells them apart, and a channel
+    whose interval overlaps the side's is "as fast as" it within the noise, never "faster"."""
+    at_bound = Figure(1.004, 0.99, 1.02, 20)
+    note = efficiency_note(beside_the_sides(rate(11.27), rate(11.30), rate(243), at_bound))
+    assert "11.27 M events/s, as fast as producer_alone at 11.30 M within the noise" in note
+    assert "faster than" not in note and "consumer_alone" not in note
+    apart = efficiency_note(beside_the_sides(rate(12.0), rate(11.3), rate(243), at_bound))
+    assert "12.0 M events/s, faster than producer_alone at 11.3 M" in apart
+    # The medians the other way round, beyond the noise: the paired rounds made it faster.
+    below = efficiency_note(
+        beside_the_sides(rate(11.0, 0.01), rate(11.5, 0.01), rate(243), at_bound)
+    )
+    assert "11.0 M events/s, producer_alone 11.5 M; paired round by round" in below
+    sure = Figure(1.2, 1.1, 1.3, 20)
+    unresolved = efficiency_note(beside_the_sides(rate(30), rate(10), rate(243), sure))
+    assert "which cannot be" in unresolved
+    assert "30.0 M events/s, faster than producer_alone at 10.0 M" in unresolved

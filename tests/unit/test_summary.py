@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from caveat_results import beside_the_sides, rate
 from hspc_gen.host.machine import read_host
-from hspc_gen.model import Effort, Status
+from hspc_gen.model import Effort, Figure, Status
 from hspc_gen.model.result import CandidateResult, Failure, TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.model.topology import TopologyOutcome, TopologyStatus
@@ -136,3 +137,27 @@ def test_the_placement_is_named_with_its_class_and_cpus() -> None:
     ) in render(TuneResult(RUN, pinned, alone, ESTIMATED))
     loose = render(TuneResult(RUN, WINNER, searched(placement="unpinned"), ESTIMATED))
     assert "Placement: unpinned (the scheduler places the threads)." in loose
+
+
+def _baseline_lines(text: str) -> dict[str, str]:
+    return {
+        side: next(line for line in text.splitlines() if line.startswith(f"- {side}"))
+        for side in ("channel", "producer_alone", "consumer_alone")
+    }
+
+
+def test_only_the_side_within_the_noise_of_the_channel_is_tagged_so() -> None:
+    """A new user's report: consumer_alone at 243 M events/s, 21 times the 11.5 M channel, was
+    tagged "within the noise of each other" beside producer_alone. Only the slower side (the
+    efficiency's bound) and a side whose interval overlaps the channel's carry the tag."""
+    tag = "(within the noise of each other: see efficiency)"
+    at_bound = Figure(1.004, 0.99, 1.02, 20)
+    lines = _baseline_lines(render(beside_the_sides(rate(11.5), rate(11.3), rate(243), at_bound)))
+    assert lines["channel"].endswith(tag) and lines["producer_alone"].endswith(tag)
+    assert tag not in lines["consumer_alone"]
+    both = _baseline_lines(render(beside_the_sides(rate(11.5), rate(11.3), rate(11.6), at_bound)))
+    assert all(line.endswith(tag) for line in both.values())
+    sure = Figure(1.2, 1.1, 1.3, 20)
+    unresolved = _baseline_lines(render(beside_the_sides(rate(30), rate(243), rate(10), sure)))
+    assert unresolved["consumer_alone"].endswith("(unresolved: see efficiency)")
+    assert "unresolved" not in unresolved["producer_alone"]

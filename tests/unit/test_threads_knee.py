@@ -16,6 +16,7 @@ from typing import ClassVar
 import pytest
 
 from hspc_gen.host.machine import read_host
+from hspc_gen.model import PinThreads
 from hspc_gen.model.result import TuneResult
 from hspc_gen.model.result_file import load_result
 from hspc_gen.model.threads import (
@@ -32,11 +33,14 @@ from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.figure_threads import threads as threads_figure
 from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.records.samples import Sample
+from hspc_gen.search.threads import advice
 from hspc_gen.search.threads.knee import good, leader, smallest_good, strongest, top
 from hspc_gen.search.threads.measure import Config, Lab, ThreadSample
+from hspc_gen.search.threads.recommend import recommend
 from recorded_curves import DATA, Curve, recorded_curves
 from search_results import RUN, WINNER, searched
 from thread_searches import SHARES, searched_advice, session_advice
+from threadsim.simulator import WORKLOADS, SimulatedHost
 
 BEST, NEAR, SLOW, WIDE = Config(4, 4), Config(3, 3), Config(1, 1), Config(2, 2)
 
@@ -317,3 +321,30 @@ def test_the_sweep_path_recommends_past_the_cpus_what_measured_faster_and_says_w
         assert found.producers + found.consumers > 3, (seed, found.producers, found.consumers)
         assert found.evidence.oversubscription is not None
         assert_the_rule_holds(found, points)
+
+
+@pytest.mark.parametrize("pin", list(PinThreads))
+def test_counts_the_target_fixes_are_listed_as_equally_good_in_every_output(
+    pin: PinThreads,
+) -> None:
+    """A new user's report: with `threads: {producers: 1, consumers: 1}` every output said
+    "producers+consumers: " with nothing after it (under `pin_threads: never`, or with no pinned
+    candidate to race, nothing runs unpinned and the curve is empty): the recommended count is
+    always listed, and the words say why no other is."""
+    shape = read_host(DATA / "sysfs" / "epyc-2c-vm" / "sys").topology_shape()
+    sim = SimulatedHost(shape, WORKLOADS[0], noise=0.08, seed=1)
+    rec = recommend(shape, sim.probe(), sim.measure, producers=1, consumers=1, pin=pin)
+    found = advice.advice(rec)
+    assert found.equally_good == ((1, 1),)
+    lists = printed_lists(found)
+    if found.evidence is not None and not found.evidence.curve:
+        del lists["figure"]  # no point to draw: the figure says why instead
+        result = load_result(
+            json.loads(
+                json.dumps(result_report.document(TuneResult(RUN, WINNER, searched(), found)))
+            )
+        ).result
+        assert "the target fixes the counts (1+1)" in threads_figure(result).empty
+    assert all(listed == {(1, 1)} for listed in lists.values()), lists
+    summary = summary_report.render(TuneResult(RUN, WINNER, searched(), found))
+    assert "the target fixes the counts: no other was searched" in summary

@@ -9,8 +9,9 @@ import math
 
 import pytest
 
+from hspc_gen import adaptive
 from hspc_gen.model.pool import Basis, PoolTuning
-from hspc_gen.model.threads import ThreadAdvice
+from hspc_gen.model.threads import FIXED, ThreadAdvice
 from hspc_gen.search.threads.pool import (
     CLOCK_TICKS_PER_DRAW,
     GROW_INTERVALS,
@@ -21,7 +22,7 @@ from hspc_gen.search.threads.pool import (
     PoolInputs,
     pool_tuning,
 )
-from pools import INPUTS
+from pools import ESTIMATED_POOL_INPUTS, INPUTS, STORED_WAKE
 from recorded_curves import Curve, recorded_curves
 from thread_searches import searched_advice
 
@@ -96,6 +97,37 @@ def test_an_advice_past_the_cpus_raises_the_limit_to_it() -> None:
     capped = pool_tuning(with_(advice=huge, cpus=2))
     assert capped.max_consumers.value == capped.start_consumers.value == MAX_POOL_CONSUMERS
     assert "within max_consumers (64)" in capped.start_consumers.why
+
+
+def test_an_estimate_past_the_cpus_claims_no_measured_advice() -> None:
+    """A new user's report: under `--effort estimate` with 2 producers and adaptive consumers,
+    max_consumers said "the thread advice has 8 consumers as good as the best", though no
+    thread advice was measured. A wake-up an earlier run measured on this host is measured
+    all the same: the values are then "partly measured"."""
+    estimated = ThreadAdvice(2, 8, 4, (0, 1), (0, 1), pinned=False)
+    wake = adaptive.wake_ns(STORED_WAKE)  # from an earlier run's calibration: measured
+    stored = dataclasses.replace(ESTIMATED_POOL_INPUTS, advice=estimated, wake_ns=wake, cpus=2)
+    tuning = pool_tuning(stored)
+    why = tuning.max_consumers.why
+    assert tuning.max_consumers.value == 8
+    assert why.startswith("the estimate has 8 consumers (not measured), more than the 2")
+    assert "as good as the best" not in why and "measured 8" not in why
+    assert tuning.basis == "partly measured"
+    assert "measured on this host" in tuning.grow_wait_ns.why
+    nothing = dataclasses.replace(stored, wake_ns=adaptive.wake_ns(None))
+    assert pool_tuning(nothing).basis == "estimated, nothing measured"
+
+
+def test_counts_the_target_fixes_past_the_cpus_are_the_recommendations_not_the_curves() -> None:
+    """Fixed counts measured nothing unpinned (no placement raced): the recommendation has
+    its consumers, the search did not measure them as good as the best."""
+    (curve,) = [c for c in recorded_curves() if c.name == "issue24-first-run"]
+    found = searched_advice(curve.shape(), curve, seed=1, noise=0.03)
+    assert found.evidence is not None
+    unraced = dataclasses.replace(found.evidence, curve=(), termination=FIXED)
+    many = ThreadAdvice(2, 6, 3, (0, 1), (0, 1), pinned=False, evidence=unraced)
+    why = pool_tuning(with_(advice=many, cpus=2)).max_consumers.why
+    assert why.startswith("the thread recommendation has 6 consumers, more than the 2")
 
 
 @pytest.mark.parametrize(
