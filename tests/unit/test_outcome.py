@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from search_results import ESTIMATED, RUN, WINNER, searched
-
 from hspc_gen.model.result import TuneResult
 from hspc_gen.reports import outcome
+from search_results import ESTIMATED, RUN, WINNER, searched
 
 
 def test_a_latency_bound_nothing_measured_within_the_budget_is_not_verified() -> None:
