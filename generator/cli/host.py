@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen import wiring
+from hspc_gen.cpulist import format_cpu_list
 from hspc_gen.errors import UserError
 from hspc_gen.files import write_atomic
 from hspc_gen.host.machine import LIVE_SYSFS, Host, read_host
@@ -54,7 +55,14 @@ def survey(options: SurveyOptions, show: Show = quiet) -> Survey:
     if matrix is None and not live and beside.is_file():
         matrix = beside
     if matrix is not None:
-        recorded = classify(host, read_matrix(matrix))
+        pairs = read_matrix(matrix)
+        if foreign := sorted(set(pairs.cpus) - set(host.logical_cpus)):
+            raise UserError(
+                f"{matrix}: a matrix of another machine (CPUs {format_cpu_list(foreign)} are"
+                f" not among this one's {format_cpu_list(host.logical_cpus)}): give"
+                " --sysfs-root DIR, the tree it was recorded with"
+            )
+        recorded = classify(host, pairs)
         return Survey(host, TopologyOutcome(TopologyStatus.recorded, recorded, str(matrix)))
     if not live:
         why = "a recorded sysfs tree: nothing to measure here (--matrix FILE: one recorded there)"

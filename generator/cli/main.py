@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import errno
 import json
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -301,6 +302,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreBusyError as busy:
         print(f"{PROG}: busy: {busy}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # `hspc-gen host | head`: the reader has read enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return 128 + signal.SIGPIPE
     except OSError as err:
         if err.errno not in REFUSED_BY_THE_MACHINE:
             raise  # hspc-gen's own fault: the traceback says where

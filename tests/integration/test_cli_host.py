@@ -4,6 +4,10 @@ measure, on this machine (the real probe) and on recorded trees with their recor
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,9 +96,36 @@ def test_host_on_a_tree_without_a_matrix_says_there_is_nothing_to_measure() -> N
         (["--save-matrix", "m.json", "--sysfs-root", SYSFS / "1s-4c-8t" / "sys"], "--save-matrix"),
         (["--matrix", SYSFS / "make_trees.py"], "is not a recorded topology matrix"),
         (["--matrix", "/nonexistent.json"], "cannot read the matrix"),
+        # 32 CPUs of a Xeon's on whatever runs the tests: CPU 999 is on no machine here.
+        (["--matrix", "far.json"], "a matrix of another machine (CPUs 999 are not among"),
     ],
 )
 def test_host_refuses_what_it_cannot_do_with_one_clear_error(
-    args: list[str | Path], said: str
+    args: list[str | Path], said: str, tmp_path: Path
 ) -> None:
-    assert_one_clear_error(hspc_gen("host", *args), said)
+    recorded = json.loads((SYSFS / "2s-8c-2t" / "matrix.json").read_text())
+    recorded["cpus"] = [0, 999]
+    recorded["pairs"] = [[0, 999, *recorded["pairs"][0][2:]]]
+    (tmp_path / "far.json").write_text(json.dumps(recorded))
+    assert_one_clear_error(hspc_gen("host", *args, cwd=tmp_path), said)
+
+
+def test_a_reader_that_stops_reading_ends_the_command_without_a_traceback() -> None:
+    """`hspc-gen host | head -1`: the reader is gone before the command prints (its end of
+    the pipe closed first, so the write fails whatever the timing)."""
+    tree = SYSFS / "2s-8c-2t"
+    command = [sys.executable, "-m", "hspc_gen", "host", "--sysfs-root", str(tree / "sys")]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [*command, "--matrix", str(tree / "matrix.json")],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 128 + signal.SIGPIPE and done.stderr == ""
