@@ -97,7 +97,9 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     pool = adaptive.estimated_pool(target, host, start.buffer_bytes, estimated, calibrated.timings)
     bound = wiring.channel_bound_ns(target)
-    header = HeaderWriter(out.header, target, host, options.command, estimated, bound, pool)
+    header = HeaderWriter(  # anytime only where none was: an earlier header stays to the end
+        out.header, target, host, options.command, estimated, bound, pool, not out.header.exists()
+    )
     header.write_start(start, measuring)  # the anytime result: improved as results come, final last
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
         elapsed = time.monotonic() - started
