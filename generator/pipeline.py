@@ -99,8 +99,7 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
     calibrated = wiring.host_timings(store, options.cache, measure=measuring)  # host: wait costs
     start = wiring.spun(start, fixed, wiring.spin_budgets(calibrated))
     pool = adaptive.estimated_pool(target, host, start.buffer_bytes, estimated, calibrated.timings)
-    bound = wiring.channel_bound_ns(target)
-    header = HeaderWriter(out.header, target, host, options.command, estimated, bound, pool)
+    header = _header_writer(options.command, out, target, host, threads=estimated, pool=pool)
     header.write_start(start, measuring)  # the anytime result: improved as results come, final last
     if options.effort is Effort.estimate:  # what an earlier run measured, if any
         elapsed = time.monotonic() - started
@@ -118,6 +117,24 @@ def run(options: Options, show: Show = quiet) -> TuneResult:
         result = tune_channel(context, machinery, header)
     result = adaptive.with_pool(result, target, host, estimated, calibrated.timings)
     return _finish(result, out, header)  # emit, report
+
+
+def _header_writer(
+    command: tuple[str, ...],
+    out: Outputs,
+    target: Target,
+    host: Host,
+    *,
+    threads: ThreadAdvice,
+    pool: PoolTuning | None,
+) -> HeaderWriter:
+    """The run's header writer: anytime (the estimate's header at once, then each better point)
+    only where no header is yet. One already there (an earlier run's, beside the result and
+    reports that describe it) stays until this run's final header: an interrupted run leaves the
+    folder as consistent as it was."""
+    bound = wiring.channel_bound_ns(target)
+    anytime = not out.header.exists()
+    return HeaderWriter(out.header, target, host, command, threads, bound, pool, anytime)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 """`hspc-gen bench`: the header an earlier run wrote, timed beside this host's peer queues and
 the limit lines (search/contest.py measures, reports/bench.py tells), hspc-bench.json beside the
-result."""
+result (--out elsewhere: there, without the page, which shows only the result beside it)."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from hspc_gen import wiring
@@ -23,6 +24,17 @@ from hspc_gen.search.api import Contest, Show, locked, quiet
 from hspc_gen.target.app import Target, load_target
 
 
+@dataclass(frozen=True)
+class Benched:
+    """What a bench wrote: the report, hspc-bench.json's folder, the result it benched, and
+    whether that folder's page was drawn again with the bench (only beside that result)."""
+
+    report: BenchReport
+    folder: Path
+    source: Path
+    redrawn: bool
+
+
 def bench(  # noqa: PLR0917 (the command's own options, in its order)
     target_path: Path,
     result: Path | None,
@@ -31,9 +43,10 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     cxxflags: str,
     cache: Path | None,
     show: Show = quiet,
-) -> BenchReport:
+) -> Benched:
     """`hspc-gen bench`: the header an earlier run wrote, beside the host's peer queues and the
-    limit lines, timed side by side; hspc-bench.json beside the result."""
+    limit lines, timed side by side; hspc-bench.json beside the result (the folder whose report
+    it extends, redrawn with it), or in `out`: the page only if `out` is the result's folder."""
     target, host = load_target(target_path), read_host()
     written = Outputs.of(target, out)
     source = result or written.result
@@ -42,7 +55,7 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
     params = wiring.winner_of(source, target)
     readable(source)  # the page is redrawn after the rounds: refuse now, not then
     header = _header_beside(source, target, written)
-    folder = out or target.output.report
+    folder = out or source.parent  # the result's own folder, by default
     wiring.check_outputs(folder / bench_report.BENCH_FILE, cache=cache)
     contest = _contest(target, host, params, header, (cxxflags, rounds))
     store = wiring.record_store(host, cache)
@@ -51,8 +64,10 @@ def bench(  # noqa: PLR0917 (the command's own options, in its order)
         contest = dataclasses.replace(contest, quiet=not busy)
         report = search.contest(contest, wiring.cache_dir(cache) / "bench", show, store)
     write_atomic(folder / bench_report.BENCH_FILE, json_text(bench_report.document(report)))
-    redraw(folder, source)
-    return report
+    beside = folder.resolve() == source.parent.resolve()
+    if beside:  # never a page of one result drawn beside another's, or beside none
+        redraw(folder, source)
+    return Benched(report, folder, source, beside)
 
 
 def _contest(

@@ -153,7 +153,11 @@ def bench_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--target", required=True, type=Path, help="the app.yaml it was tuned for")
     parser.add_argument("--from", dest="result", type=Path, help="the hspc-result.json to bench")
-    parser.add_argument("--out", type=Path, help="where hspc-bench.json goes")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where hspc-bench.json goes (default: beside the result, whose page it redraws)",
+    )
     parser.add_argument(
         "--rounds",
         type=int,
@@ -175,8 +179,15 @@ def _bench_command(argv: Sequence[str]) -> int:
     if not 3 <= args.rounds <= 200:
         raise UserError(f"--rounds must be between 3 and 200, not {args.rounds}")
     with progress(args.json) as show:
-        report = bench.bench(
+        benched = bench.bench(
             args.target, args.result, args.out, args.rounds, args.cxxflags, args.cache, show
+        )
+    report = benched.report
+    if not benched.redrawn:
+        print(
+            f"{PROG}: {bench_report.BENCH_FILE} written to {benched.folder}, without the report"
+            f" page: the page is drawn beside the result benched ({benched.source}) only",
+            file=sys.stderr,
         )
     document = bench_report.document(report)
     print(json_text(document) if args.json else bench_report.render(report), end="")

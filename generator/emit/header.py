@@ -29,7 +29,9 @@ class HeaderWriter:
     """Writes the generated header: first from the estimate, then each better point (the
     anytime result), finally the winner with its measured figures in the banner. Each write's
     banner says what kTuning's parameters are: confirmed, the search's best so far, or the
-    estimate's."""
+    estimate's. Without `anytime` (a header was already there when the run began: an earlier
+    run's, likely tuned) only the final write happens: an interrupted run leaves that header as
+    it was, beside the result and reports that describe it."""
 
     path: Path
     target: Target
@@ -38,6 +40,7 @@ class HeaderWriter:
     threads: ThreadAdvice  # the estimated advice: what a header says until one is measured
     max_latency_ns: int = 0  # the channel's latency bound (0: none)
     pool: PoolTuning | None = None  # threads.consumers: adaptive, estimated until measured
+    anytime: bool = True  # write the start and best-so-far headers; False: the final one only
 
     def write(
         self,
@@ -62,11 +65,13 @@ class HeaderWriter:
 
     def write_start(self, estimate: ChannelParams, measuring: bool) -> None:
         """The run's first header, the estimate's, before anything is measured."""
-        self.write(estimate, (ESTIMATED_BEFORE_SEARCH if measuring else ESTIMATED_BY_EFFORT,))
+        if self.anytime:
+            self.write(estimate, (ESTIMATED_BEFORE_SEARCH if measuring else ESTIMATED_BY_EFFORT,))
 
     def write_best_so_far(self, best: ChannelParams) -> None:
         """The anytime result: the search's best point so far, while it runs."""
-        self.write(best, (BEST_DURING_SEARCH,))
+        if self.anytime:
+            self.write(best, (BEST_DURING_SEARCH,))
 
     def write_result(self, result: TuneResult) -> None:
         threads = result.threads if isinstance(result.threads, ThreadAdvice) else None

@@ -6,6 +6,7 @@ nothing written)."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -41,10 +42,15 @@ def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_path: Path) -> None:
-    cache = tmp_path / "cache"
-    done = bench("--target", EXAMPLE, "--out", estimated, "--rounds", "3", "--cache", cache)
+    """Without --out, beside --from's result, whose page it redraws, not in the target's report
+    folder; with --out elsewhere, hspc-bench.json alone, no page without its result."""
+    cache, target = tmp_path / "cache", tmp_path / "app.yaml"
+    shutil.copy2(EXAMPLE, target)  # its report folder: tmp_path / "example_report"
+    args = ("--target", target, "--from", estimated / "hspc-result.json", "--rounds", "3")
+    done = bench(*args, "--cache", cache)
     assert done.returncode == 0, done.stderr
     assert "| tuned_consume |" in done.stdout and "1 (the reference)" in done.stdout
+    assert not (tmp_path / "example_report").exists()
     report = json.loads((estimated / "hspc-bench.json").read_text())
     rows = {row["id"]: row for row in report["rows"]}
     tuned = {"tuned_consume", "tuned_pop", "tuned_runs", "tuned_usage", "tuned_consume_asserts"}
@@ -61,15 +67,17 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     assert figure_threads.peers(result.result, typed).bars
     for name, content in html.files(result, typed).items():
         assert (estimated / name).read_bytes() == content, name
-    # Every round is in the host's record store: the same command again replays them, and
-    # writes the same bytes without timing anything (no line appended).
+    # Every round is in the host's record store: the same bench again replays them, and writes
+    # the same bytes without timing anything (no line appended); in --out, the file alone.
     (store,) = (cache / "records").glob("*.jsonl")
     recorded = store.read_text().splitlines()
     assert [json.loads(line)["round"] for line in recorded] == [0, 1, 2, 3]
-    written = (estimated / "hspc-bench.json").read_bytes()
-    again = bench("--target", EXAMPLE, "--out", estimated, "--rounds", "3", "--cache", cache)
+    again = bench(*args, "--cache", cache, "--out", tmp_path / "elsewhere")
     assert again.returncode == 0, again.stderr
-    assert (estimated / "hspc-bench.json").read_bytes() == written
+    assert listing(tmp_path / "elsewhere") == ["hspc-bench.json"]
+    written = (estimated / "hspc-bench.json").read_bytes()
+    assert (tmp_path / "elsewhere" / "hspc-bench.json").read_bytes() == written
+    assert "without the report page: the page is drawn beside the result" in again.stderr
     assert store.read_text().splitlines() == recorded
 
 

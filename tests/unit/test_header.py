@@ -121,6 +121,23 @@ def test_an_estimate_run_and_the_anytime_headers_say_what_they_hold(tmp_path: Pa
     assert measured_lines(header)[0].startswith("the search's best so far, NOT confirmed")
 
 
+def test_without_anytime_only_the_final_header_is_written(tmp_path: Path) -> None:
+    """A header already there when a run begins (an earlier run's, beside its result and
+    reports) is not replaced by the start or best-so-far headers: an interrupted run leaves it
+    byte for byte; the finished run's header replaces it."""
+    start, result = tuned(tmp_path, "never")
+    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    path = tmp_path / "t_channel.hpp"
+    path.write_bytes(b"// the earlier run's header\n")
+    writer = HeaderWriter(path, target, host, COMMAND, ADVICE, anytime=False)
+    writer.write_start(start, measuring=True)
+    writer.write_best_so_far(result.winner)
+    assert path.read_bytes() == b"// the earlier run's header\n"
+    writer.write_result(result)
+    assert k_tuning(path.read_text(encoding="utf-8")) == result.winner
+
+
 @pytest.mark.parametrize("cut", ["before_search", "before_confirmation"])
 def test_a_latency_bound_nothing_confirmed_is_said_not_measured(tmp_path: Path, cut: str) -> None:
     """Whatever ended the run before a confirmation (a busy host's budget, in the CLI test of a
