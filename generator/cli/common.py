@@ -77,6 +77,11 @@ def tuning_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help=f"fix a channel parameter ({', '.join(PARAM_NAMES)}), e.g. --set buffers=4",
     )
+    cache_argument(parser)
+
+
+def cache_argument(parser: argparse.ArgumentParser) -> None:
+    """--cache, as every command that reads or writes the record store takes it."""
     parser.add_argument(
         "--cache",
         type=Path,

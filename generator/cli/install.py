@@ -12,6 +12,7 @@ from hspc_gen.cli import vendor
 from hspc_gen.cli.common import (
     PROG,
     Parser,
+    cache_argument,
     outcome_status,
     progress,
     tuning_arguments,
@@ -71,8 +72,12 @@ def vendor_parser() -> argparse.ArgumentParser:
         "same hspc-gen, host and options. Prints 'status tuned' or 'status current', "
         "'header PATH', then 'input PATH' for each file whose change must re-configure.",
     )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
-    parser.add_argument("--out", required=True, type=Path, help="the build's folder for it")
+    parser.add_argument(
+        "--target", required=True, type=Path, metavar="FILE", help="the app.yaml to tune for"
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, metavar="DIR", help="the build's folder for it"
+    )
     tuning_arguments(parser)
     return parser
 
@@ -136,7 +141,7 @@ def wisdom_parser() -> argparse.ArgumentParser:
     )
     imported = actions.add_parser("import", help="merge the wisdom in FILE into the cache")
     for sub in (export, imported):
-        sub.add_argument("--cache", type=Path, default=None, metavar="DIR")
+        cache_argument(sub)
         sub.add_argument("file", type=Path, metavar="FILE", help="the wisdom file")
     return parser
 

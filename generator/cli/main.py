@@ -28,6 +28,7 @@ from hspc_gen.cli import bench, install
 from hspc_gen.cli.common import (
     PROG,
     Parser,
+    cache_argument,
     outcome_status,
     progress,
     tuning_arguments,
@@ -68,8 +69,12 @@ def main_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml to tune for")
-    parser.add_argument("--out", type=Path, help="put every output in DIR (created if missing)")
+    parser.add_argument(
+        "--target", required=True, type=Path, metavar="FILE", help="the app.yaml to tune for"
+    )
+    parser.add_argument(
+        "--out", type=Path, metavar="DIR", help="put every output in DIR (created if missing)"
+    )
     tuning_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
@@ -99,7 +104,7 @@ def host_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-measure", action="store_true", help="measure nothing: what the store holds, if any"
     )
-    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    cache_argument(parser)
     return parser
 
 
@@ -108,7 +113,9 @@ def compare_parser() -> argparse.ArgumentParser:
         prog=f"{PROG} compare",
         description="Re-measure the winners of earlier runs side by side, in paired rounds.",
     )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml they tuned")
+    parser.add_argument(
+        "--target", required=True, type=Path, metavar="FILE", help="the app.yaml they tuned"
+    )
     parser.add_argument("results", nargs="+", type=Path, help="hspc-result.json files")
     parser.add_argument(
         "--rounds", type=int, default=30, help="paired rounds, 6 to 200 (default 30)"
@@ -119,7 +126,7 @@ def compare_parser() -> argparse.ArgumentParser:
         help="measure even when all the results name one winner (or there is one result): "
         "the A/A check, that winner against a copy of itself",
     )
-    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    cache_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     return parser
 
@@ -151,8 +158,16 @@ def bench_parser() -> argparse.ArgumentParser:
         description="Time the tuned header beside this host's peer queues (boost, moodycamel, "
         "atomic_queue, TBB) and the limit lines, in interleaved rounds, with your flags.",
     )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml it was tuned for")
-    parser.add_argument("--from", dest="result", type=Path, help="the hspc-result.json to bench")
+    parser.add_argument(
+        "--target", required=True, type=Path, metavar="FILE", help="the app.yaml it was tuned for"
+    )
+    parser.add_argument(
+        "--from",
+        dest="result",
+        type=Path,
+        metavar="RESULT.json",
+        help="the hspc-result.json to bench",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -169,7 +184,7 @@ def bench_parser() -> argparse.ArgumentParser:
         default=DEFAULT_CXXFLAGS,
         help=f"the compile flags of every contender (default {DEFAULT_CXXFLAGS!r})",
     )
-    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    cache_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser
 
@@ -207,14 +222,16 @@ def threads_parser() -> argparse.ArgumentParser:
         prog=f"{PROG} threads",
         description="Recommend producer and consumer thread counts and their CPUs on this host.",
     )
-    parser.add_argument("--target", required=True, type=Path, help="the app.yaml")
+    parser.add_argument("--target", required=True, type=Path, metavar="FILE", help="the app.yaml")
     parser.add_argument("--sweep", action="store_true", help="also measure every count (truth)")
-    parser.add_argument("--from", dest="result", type=Path, help="use this result's channel")
-    parser.add_argument("--out", type=Path, help="where hspc-threads.json goes")
+    parser.add_argument(
+        "--from", dest="result", type=Path, metavar="RESULT.json", help="use this result's channel"
+    )
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where hspc-threads.json goes")
     parser.add_argument(
         "--budget", metavar="TIME", help="wall-time bound of the command, e.g. 90s or 2m"
     )
-    parser.add_argument("--cache", type=Path, default=None, metavar="DIR")
+    cache_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
 
