@@ -5,9 +5,12 @@ are as they were."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
-from contests import PARAMS, sample
+import pytest
+
+from contests import HEADER, PARAMS, a_contest, sample
 from hspc_gen.model import Status
 from hspc_gen.model.bench import BenchReport, BenchRow
 from hspc_gen.model.bench_file import load_bench
@@ -16,6 +19,7 @@ from hspc_gen.search import contest
 from hspc_gen.search.contest import Measured
 from hspc_gen.search.decisions import stats
 from hspc_gen.search.records.samples import Sample
+from hspc_gen.search.records.store import RecordStore
 
 ARMS = ("tuned_consume", "boost_spsc_bulk", "whole_buffers", "p0_parallel")
 SIDES = ("producer_alone", "consumer_alone")
@@ -146,3 +150,32 @@ def test_rows_within_the_bound_run_the_rounds_asked_for_only() -> None:
     run = Extended(10.5, 7.0)
     counted = within_bound(run)
     assert run.asked == [ROUNDS] and counted.rounds == ROUNDS and counted.remeasured == ()
+
+
+def test_the_bench_extends_its_recorded_rounds_and_replays_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """measure() through the record store, the build and the executor stood in for: p0 faster
+    than the producer alone in every round takes 4 more rounds, recorded; the same bench again
+    replays all 8 and runs nothing."""
+    asked: list[tuple[int, int]] = []
+
+    def run_rounds(
+        _exe: Path, _c: object, events: Mapping[str, int], first: int, count: int
+    ) -> Measured:
+        asked.append((first, count))
+        return Measured(tuple(s for s in rounds(first, count, (7.0,)) if s.arm in events), {})
+
+    every = (*ARMS, *SIDES)
+    monkeypatch.setattr(contest, "built", lambda *_: (tmp_path / "bench", {}))
+    monkeypatch.setattr(contest, "available", lambda _: (every, None))
+    monkeypatch.setattr(contest, "run_rounds", run_rounds)
+    header = tmp_path / "app_channel.hpp"
+    header.write_text(HEADER)
+    bench = a_contest(header=header, rounds=4)
+    first = contest.measure(bench, tmp_path, lambda _: None, RecordStore(tmp_path, "f"))
+    assert asked == [(0, 1), (1, 4), (5, 4)] and first.rounds == 8
+    assert "p0_parallel" in first.remeasured
+    assert next(r for r in first.rows if r.contender.id == "p0_parallel").unresolved
+    again = contest.measure(bench, tmp_path, lambda _: None, RecordStore(tmp_path, "f"))
+    assert again == first and len(asked) == 3
