@@ -14,6 +14,10 @@ fix (UserError).
 
 Every round is recorded in the host's record store (search.records.contest_rounds): a re-run with
 the same inputs replays the rounds recorded and runs only those it lacks.
+
+No row can outrun the slower side alone (the same work per event, no channel): a row paired with
+it surely faster takes as many rounds again, once (`within_bound`), and is unresolved if it stays
+so; faster within the noise, it is at the bound (`bounded`).
 """
 
 from __future__ import annotations
