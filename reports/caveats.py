@@ -12,6 +12,7 @@ from hspc_gen.model.caveat import Caveat, CaveatKind
 from hspc_gen.model.result import Confirmed, SearchResult, Step, TuneResult
 from hspc_gen.model.threads import ThreadFailure
 from hspc_gen.reports.outcome import latency_unmet
+from hspc_gen.reports.wording import AT_THE_BOUND, unresolved
 
 WIDE_FLOOR = 0.05
 """An A/A floor above this is wide enough to ask whether the host or the channel made it."""
@@ -94,7 +95,7 @@ def _confirmed(result: TuneResult, confirmed: Confirmed) -> list[Caveat]:
         found.append(
             Caveat(
                 CaveatKind.efficiency,
-                f"The efficiency is unresolved: {confirmed.unresolved}, which cannot be; the"
+                f"The efficiency is {unresolved(confirmed.unresolved)}; the"
                 " channel's and the loops' rates are given as measured.",
             )
         )
@@ -102,7 +103,7 @@ def _confirmed(result: TuneResult, confirmed: Confirmed) -> list[Caveat]:
         found.append(
             Caveat(
                 CaveatKind.efficiency,
-                "The efficiency is at the bound 1.0: the channel and the slower of producer and"
+                f"The efficiency is {AT_THE_BOUND} 1.0: the channel and the slower of producer and"
                 f" consumer alone are within the noise of each other (measured"
                 f" {confirmed.at_bound}).",
             )

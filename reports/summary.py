@@ -13,6 +13,7 @@ from hspc_gen.reports import threads as threads_report
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.figure_data import FIGURES, REPORT_FILE
 from hspc_gen.reports.wording import (
+    AT_THE_BOUND,
     TRAIL_COLUMNS,
     markdown_table,
     param_value,
@@ -150,7 +151,7 @@ def _efficiency(confirmed: Confirmed) -> list[str]:
     interval = f"95% CI {efficiency.ci95_low:.3f} to {efficiency.ci95_high:.3f}"
     if confirmed.at_bound:
         return [
-            f"- efficiency: 1.000, at the bound ({interval}): as fast as the slower of producer"
+            f"- efficiency: 1.000, {AT_THE_BOUND} ({interval}): as fast as the slower of producer"
             f" and consumer alone within the noise (measured {confirmed.at_bound})"
         ]
     return [

@@ -1,7 +1,8 @@
 """Words the summary, the HTML page, `hspc-gen threads` and the figures share, so that they say
 a thing alike: a parameter's value (a CPU of -1 is "unpinned", not a number), the per-step
 table's columns and cells (from a step, its figures as hspc-result.json rounds them), what the
-run's duration was, and the adaptive pool's parameters (kPoolTuning) with why each."""
+run's duration was, the adaptive pool's parameters (kPoolTuning) with why each, and a figure
+past the bound (faster than the slower side alone: unresolved, or at the bound)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,15 @@ def placement_raced(
 ) -> bool:
     """Whether any candidate was measured on CPUs other than the winner's."""
     return any(cpus != winner_cpus for cpus in measured)
+
+
+def unresolved(measured: str) -> str:
+    """A figure not given because it was measured past the bound, surely (`measured`: what)."""
+    return f"unresolved: {measured}, which cannot be"
+
+
+AT_THE_BOUND = "at the bound"
+"""A figure past the bound within the noise: as fast as the slower side alone, not faster."""
 
 
 POOL_COLUMNS = ("PoolOptions", "value", "why")

@@ -14,10 +14,15 @@ fix (UserError).
 
 Every round is recorded in the host's record store (search.records.contest_rounds): a re-run with
 the same inputs replays the rounds recorded and runs only those it lacks.
+
+No row can outrun the slower side alone (the same work per event, no channel): a row paired with
+it surely faster takes as many rounds again, once (`within_bound`), and is unresolved if it stays
+so; faster within the noise, it is at the bound (`bounded`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -30,8 +35,10 @@ from hspc_gen.app_files import headers_digest
 from hspc_gen.errors import UserError
 from hspc_gen.model import ChannelParams, Figure, Status
 from hspc_gen.model.bench import BenchReport, BenchRow, Contender, Role
+from hspc_gen.model.result import SIDES_ALONE, slower_side
 from hspc_gen.model.workload import Workload
 from hspc_gen.search.decisions import stats
+from hspc_gen.search.decisions.findings import EFFICIENCY_BOUND, REMEASURED_TOO
 from hspc_gen.search.measure import load
 from hspc_gen.search.measure.build import CONTEST_CXXFLAGS, Project, build, contest_flags
 from hspc_gen.search.measure.harness import Executed, execute, parse_samples, plan_line, variants
@@ -258,8 +265,8 @@ def measure(contest: Contest, cache_dir: Path, show: Show, store: RecordStore) -
     probe_events, quiet = dict.fromkeys(runnable, PROBE_EVENTS), contest.quiet
     probe = recorded_rounds(store, key, run, probe_events, 0, 1, quiet=quiet)
     events = sized(probe.samples, runnable)
-    measured = recorded_rounds(store, key, run, events, 1, contest.rounds, quiet=quiet)
-    failed = {**broken, **probe.failed, **measured.failed}
+    rounds = functools.partial(recorded_rounds, store, key, run, events, 1, quiet=quiet)
+    counted = within_bound(rounds, contest.rounds, arms, {**broken, **probe.failed}, show)
     missing = tuple(c.id for c in CONTENDERS if c.role is Role.peer and c.id not in arms)
     return BenchReport(
         target=contest.target,
@@ -269,10 +276,50 @@ def measure(contest: Contest, cache_dir: Path, show: Show, store: RecordStore) -
         header=str(contest.header),
         cxxflags=contest.cxxflags,
         compiler=contest.compiler,
-        rounds=contest.rounds,
+        rounds=counted.rounds,
         reference=REFERENCE,
-        rows=rows(measured.samples, arms, failed),
+        rows=counted.rows,
         missing=missing,
+        remeasured=counted.remeasured,
+    )
+
+
+@dataclass(frozen=True)
+class Counted:
+    """The rows of the rounds run, how many there were, and the rows measured past the bound
+    in the rounds asked for (for which as many more were run)."""
+
+    rows: tuple[BenchRow, ...]
+    rounds: int
+    remeasured: tuple[str, ...] = ()
+
+
+def within_bound(
+    rounds: Callable[[int], Measured],
+    count: int,
+    arms: Sequence[str],
+    failed: Mapping[str, tuple[Status, str]],
+    show: Show,
+) -> Counted:
+    """The rows of rounds 1..`count` (`rounds(n)`: the first n, replayed or run); when a row
+    measured surely faster than the slower side alone, which cannot be, once more with as many
+    rounds again (those asked for are replayed): a row still past the bound is unresolved."""
+    measured = rounds(count)
+    first = rows(measured.samples, arms, {**failed, **measured.failed})
+    past = tuple(row.contender.id for row in first if row.unresolved)
+    if not past:
+        return Counted(first, count)
+    show(f"bench: {', '.join(past)} measured faster than a side alone: {count} more rounds")
+    measured = rounds(2 * count)
+    again = rows(measured.samples, arms, {**failed, **measured.failed})
+    return Counted(tuple(_again(row, past, 2 * count) for row in again), 2 * count, past)
+
+
+def _again(row: BenchRow, past: Sequence[str], count: int) -> BenchRow:
+    if not row.unresolved or row.contender.id not in past:
+        return row
+    return dataclasses.replace(
+        row, unresolved=f"{row.unresolved}; {REMEASURED_TOO} ({count} rounds)"
     )
 
 
@@ -290,8 +337,28 @@ def rows(
             out.append(BenchRow(contender, status, cause=cause))
             continue
         mine = by_arm[contender.id]
-        out.append(BenchRow(contender, Status.ok, _rate(mine), _speed(mine, reference)))
+        row = BenchRow(contender, Status.ok, _rate(mine), _speed(mine, reference))
+        out.append(bounded(row, by_arm))
     return tuple(out)
+
+
+def bounded(row: BenchRow, by_arm: Mapping[str, Sequence[Sample]]) -> BenchRow:
+    """The row held to the slower side alone (producer_alone, consumer_alone: the same work per
+    event, measured in the same rounds), which no contender can outrun: its paired ratio over
+    the rounds (stats.efficiency) surely above 1, its figures are not given (unresolved); above
+    1 within the noise, it is at the bound. The sides themselves are the bound."""
+    ratio = stats.efficiency(by_arm, row.contender.id)
+    if row.contender.id in SIDES_ALONE or not ratio.median > EFFICIENCY_BOUND:
+        return row
+    sides = {arm: _rate(by_arm[arm]) for arm in SIDES_ALONE if by_arm.get(arm)}
+    side = slower_side(sides)
+    measured = f"ratio {ratio.median:.3f}, 95% CI {ratio.ci95_low:.3f} to {ratio.ci95_high:.3f}"
+    if ratio.ci95_low > EFFICIENCY_BOUND:
+        unresolved = f"measured faster than {side} alone ({measured})"
+        return dataclasses.replace(row, rate=None, vs_reference=None, unresolved=unresolved)
+    return dataclasses.replace(
+        row, at_bound=f"as fast as {side} alone within the noise ({measured})"
+    )
 
 
 def _rate(samples: Sequence[Sample]) -> Figure:

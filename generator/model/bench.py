@@ -37,6 +37,13 @@ class BenchRow:
     rate: Figure | None = None
     vs_reference: Figure | None = None
     cause: str = ""
+    unresolved: str = ""
+    """Why the row's figures are not given although it ran: it measured surely faster than the
+    slower side alone (its paired ratio's interval above 1, which cannot be), in the rounds
+    asked for and again with as many more."""
+    at_bound: str = ""
+    """What was measured when the row's paired ratio to the slower side alone came out above 1
+    but its interval did not: as fast as that side within the noise, not faster."""
 
 
 @dataclass(frozen=True)
@@ -52,3 +59,5 @@ class BenchReport:
     reference: str  # the row the others are paired against
     rows: tuple[BenchRow, ...]
     missing: tuple[str, ...] = ()  # peers this host's build could not include
+    remeasured: tuple[str, ...] = ()  # rows measured past the bound in the rounds asked for,
+    # for which as many rounds more were run (`rounds` counts them all)

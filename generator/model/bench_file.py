@@ -37,6 +37,7 @@ def _loaded(data: Mapping[str, Any]) -> BenchReport:
         reference=str(data["reference"]),
         rows=tuple(_row(r) for r in data["rows"]),
         missing=tuple(str(m) for m in data.get("missing") or ()),
+        remeasured=tuple(str(m) for m in data.get("remeasured") or ()),
     )
 
 
@@ -47,4 +48,6 @@ def _row(data: Mapping[str, Any]) -> BenchRow:
         rate=figure(data.get("events_per_second")),
         vs_reference=figure(data.get("speed_vs_reference")),
         cause=str(data.get("cause") or ""),
+        unresolved=str(data.get("unresolved") or ""),
+        at_bound=str(data.get("at_bound") or ""),
     )

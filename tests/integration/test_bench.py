@@ -56,11 +56,19 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     tuned = {"tuned_consume", "tuned_pop", "tuned_runs", "tuned_usage", "tuned_consume_asserts"}
     lines = {"whole_buffers", "p0_parallel", "producer_alone", "consumer_alone"}
     assert tuned | lines | PEERS <= set(rows)  # ./dev setup installs every peer's -dev package
+    # A row measured surely faster than a side alone takes 3 more rounds and may stay unresolved.
+    counted = 6 if report["remeasured"] else 3
+    assert report["rounds"] == counted
     for row in rows.values():  # every contender delivered every event, checked by checksum
         assert row["status"] == "ok", row
-        assert row["events_per_second"]["n"] == 3 and row["events_per_second"]["median"] > 0
+        if row["unresolved"]:
+            assert row["events_per_second"] is None and row["speed_vs_reference"] is None
+            continue
+        assert row["events_per_second"]["n"] == counted
+        assert row["events_per_second"]["median"] > 0
     assert rows["tuned_consume"]["speed_vs_reference"] is None
-    assert rows["boost_spsc_bulk"]["speed_vs_reference"]["median"] > 0
+    boost = rows["boost_spsc_bulk"]
+    assert boost["unresolved"] or boost["speed_vs_reference"]["median"] > 0
     assert report["cxxflags"] == "-O2 -DNDEBUG" and report["missing"] == []
     # The report beside the result is redrawn with the bench's table in it.
     result, typed = read_result(estimated / "hspc-result.json"), load_bench(report)
@@ -71,7 +79,7 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     # the same bytes without timing anything (no line appended); in --out, the file alone.
     (store,) = (cache / "records").glob("*.jsonl")
     recorded = store.read_text().splitlines()
-    assert [json.loads(line)["round"] for line in recorded] == [0, 1, 2, 3]
+    assert [json.loads(line)["round"] for line in recorded] == list(range(counted + 1))
     again = bench(*args, "--cache", cache, "--out", tmp_path / "elsewhere")
     assert again.returncode == 0, again.stderr
     assert listing(tmp_path / "elsewhere") == ["hspc-bench.json"]

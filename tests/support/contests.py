@@ -1,5 +1,6 @@
 """A contest (`hspc-gen bench`'s plan of the tuned channel against its peers and baselines) made
-without a compiler, over a small header (`HEADER`) and the tuned parameters (`PARAMS`)."""
+without a compiler, over a small header (`HEADER`) and the tuned parameters (`PARAMS`), and a
+contender's sample of one round (`sample`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from hspc_gen.model import ChannelParams, Primitive
 from hspc_gen.model.workload import Workload
 from hspc_gen.render import render_contest_files
 from hspc_gen.search import contest
+from hspc_gen.search.records.samples import Sample
 
 PARAMS = ChannelParams(128, 0, 4, 16384, Primitive.futex)
 HEADER = (
@@ -31,3 +33,9 @@ def a_contest(header: Path = Path("app_channel.hpp"), **fields: object) -> conte
         event_bytes=8,
         **fields,  # type: ignore[arg-type]
     )
+
+
+def sample(arm: str, round_number: int, ns_per_event: float, verified: bool = True) -> Sample:
+    """`arm`'s sample of round `round_number`: a thousand events at `ns_per_event`."""
+    events = 1000
+    return Sample(arm, round_number, events, ns_per_event * events, 0, 0, 0, 0, 0, verified)

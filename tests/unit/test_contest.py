@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from contests import HEADER, PARAMS, a_contest
+from contests import HEADER, PARAMS, a_contest, sample
 from hspc_gen.errors import UserError
 from hspc_gen.model import Status
 from hspc_gen.model.bench import BenchReport
 from hspc_gen.render import render_contest_files
 from hspc_gen.reports import bench as bench_report
 from hspc_gen.search import contest
-from hspc_gen.search.records.samples import Sample
-
-
-def sample(arm: str, round_number: int, ns_per_event: float, verified: bool = True) -> Sample:
-    events = 1000
-    return Sample(arm, round_number, events, ns_per_event * events, 0, 0, 0, 0, 0, verified)
 
 
 def test_every_round_runs_every_arm_once_in_its_own_order() -> None:
