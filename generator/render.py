@@ -73,6 +73,8 @@ class HeaderSpec:
     # threads.consumers: adaptive: the pool controller's parameters (kPoolTuning), which the
     # header's ConsumerPool runs with by default. None: no kPoolTuning (PoolOptions' defaults).
     pool: PoolTuning | None = None
+    # The file's own name, which its first line gives ("": <name>_channel.hpp, the default).
+    file_name: str = ""
 
     def __post_init__(self) -> None:
         # C++ uses both as they are (the namespace, the file name in the first line): app.yaml

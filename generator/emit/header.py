@@ -60,6 +60,7 @@ class HeaderWriter:
             threads=threads or self.threads,
             max_latency_ns=self.max_latency_ns,
             pool=pool or self.pool,
+            file_name=self.path.name,
         )
         write_atomic(self.path, render_header(spec))
 

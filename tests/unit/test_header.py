@@ -138,6 +138,16 @@ def test_without_anytime_only_the_final_header_is_written(tmp_path: Path) -> Non
     assert k_tuning(path.read_text(encoding="utf-8")) == result.winner
 
 
+def test_the_first_line_names_the_file_as_output_header_named_it(tmp_path: Path) -> None:
+    start, _ = tuned(tmp_path, "never")
+    target = load_target(write(tmp_path, "name: t\nevent:\n  size: 64\n"))
+    host = read_host(SYSFS / "epyc-2c-vm" / "sys")
+    writer = HeaderWriter(tmp_path / "my_queue.hpp", target, host, COMMAND, ADVICE)
+    writer.write_start(start, measuring=False)
+    first = writer.path.read_text(encoding="utf-8").splitlines()[0]
+    assert first == "// my_queue.hpp: a high-speed producer/consumer channel tuned for one host."
+
+
 @pytest.mark.parametrize("cut", ["before_search", "before_confirmation"])
 def test_a_latency_bound_nothing_confirmed_is_said_not_measured(tmp_path: Path, cut: str) -> None:
     """Whatever ended the run before a confirmation (a busy host's budget, in the CLI test of a
