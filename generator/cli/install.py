@@ -48,10 +48,13 @@ def _check_command(argv: Sequence[str]) -> int:
         print(json_text(checked.to_json()), end="")
     elif checked.matches:
         tuned = checked.tuned
+        how = "tuned" if checked.measured else "written"
         print(
-            f"{args.header}: tuned on this host ({tuned.description!r}, fingerprint "
+            f"{args.header}: {how} on this host ({tuned.description!r}, fingerprint "
             f"{tuned.fingerprint}) with hspc-gen {tuned.hspc_gen_version} and {tuned.compiler!r}"
         )
+        if not checked.measured:
+            print("its parameters are the estimate's, nothing measured: run hspc-gen to tune it")
     else:
         other = {d.what for d in checked.differences}
         where = (

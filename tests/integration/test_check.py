@@ -46,16 +46,31 @@ def with_record(header: Path, record: TunedOn, to: Path) -> Path:
     return to
 
 
-def test_a_header_tuned_here_matches_here(header: Path) -> None:
+def test_a_header_written_here_matches_here_and_an_estimates_says_so(
+    header: Path, tmp_path: Path
+) -> None:
+    """The estimate's header matches this host, and says it holds the estimate; the same
+    header with a measured banner is "tuned" here."""
     done = hspc_gen("check", header)
     assert done.returncode == 0, done.stdout + done.stderr
     live = read_host()
-    assert done.stdout == (
-        f"{header}: tuned on this host ('{live.model_name}; {len(live.logical_cpus)} CPU(s)', "
+    here = (
+        f"on this host ('{live.model_name}; {len(live.logical_cpus)} CPU(s)', "
         f"fingerprint {live.fingerprint}) with hspc-gen {__version__} and '{live.compiler}'\n"
+    )
+    assert done.stdout == (
+        f"{header}: written {here}"
+        "its parameters are the estimate's, nothing measured: run hspc-gen to tune it\n"
     )
     document = json.loads(hspc_gen("check", header, "--json").stdout)
     assert document["matches"] is True and document["differences"] == []
+    assert document["measured"] is False
+    tuned = tmp_path / "tuned.hpp"
+    text = header.read_text()
+    banner = "//   measured:\n//     throughput: 2.39e+07 events/s\n"
+    tuned.write_text(re.sub(r"//   measured:\n//     nothing[^\n]*\n", banner, text, count=1))
+    assert hspc_gen("check", tuned).stdout == f"{tuned}: tuned {here}"
+    assert json.loads(hspc_gen("check", tuned, "--json").stdout)["measured"] is True
     assert document["tuned_on"] == document["this_host"] == tuned_on(live).to_json()
 
 
