@@ -77,16 +77,26 @@ def _searched(result: TuneResult, search: SearchResult) -> list[Caveat]:
 
 
 def _budget_note(search: SearchResult) -> str:
-    """Which races the budget cut short, when every step ran; else that the budget ran out."""
+    """What the budget left undone: a whole step, candidates of named steps (the time plan gave
+    each step its share, so this happens with time left in the run), or rounds of named races."""
+    if search.step_left_out:
+        return "The budget ran out before every step ran: the result is the best finished so far."
+    short = [s for s in search.trail if s.screened < s.proposed]
     cut = [s for s in search.trail if s.cut]
-    left_out = search.step_left_out or any(s.screened < s.proposed for s in search.trail)
-    if cut and not left_out:
+    said = []
+    if short:
+        steps = ", ".join(f"{s.step} ({s.screened} of {s.proposed})" for s in short)
+        said.append(
+            f"Each step had its share of the budget, which measured only the candidates nearest"
+            f" the best of {steps}: the result is the best of those measured."
+        )
+    if cut:
         steps = ", ".join(f"{s.step} ({s.rounds} of {s.planned_rounds} rounds)" for s in cut)
-        return (
+        said.append(
             f"The budget cut short the race of {steps}: every step ran, and each decided on the"
             " rounds it had, as precisely as its margin says."
         )
-    return "The budget ran out: the result is the best finished so far."
+    return " ".join(said) or "The budget ran out: the result is the best finished so far."
 
 
 def _confirmed(result: TuneResult, confirmed: Confirmed) -> list[Caveat]:

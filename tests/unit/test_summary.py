@@ -35,7 +35,8 @@ def test_a_tuned_result_shows_figures_trail_and_notes() -> None:
     assert "| one | padding | 4 of 5 | 12 | 5.0% | — | 25% | c1 |" in text
     assert "| two | primitive | 4 of 5 | 6 | — | — | 25% | none |" in text
     for note in (
-        "budget ran out",
+        "Each step had its share of the budget, which measured only the candidates nearest the"
+        " best of padding (4 of 5), primitive (4 of 5): the result is the best of those measured.",
         "busy (other processes used 1.50 CPUs)",
         "c9: compile_error",
         "3 plan(s) replayed",
@@ -54,7 +55,9 @@ def test_a_race_the_budget_cut_short_is_named_with_its_rounds() -> None:
     assert "budget ran out" not in text
     # A step left out altogether is said as before.
     skipped = searched(trail=(padding, primitive), step_left_out=True)
-    assert "The budget ran out" in render(TuneResult(RUN, WINNER, skipped, ESTIMATED))
+    assert "The budget ran out before every step ran" in render(
+        TuneResult(RUN, WINNER, skipped, ESTIMATED)
+    )
 
 
 def test_a_wide_floor_the_host_explains_is_said_to_be_the_hosts() -> None:
