@@ -188,12 +188,19 @@ def _replayed(result: TuneResult, search: SearchResult) -> list[Caveat]:
                 " recorded search's.",
             )
         )
-    elif search.cached_plans:
+    elif search.cached_plans or search.remeasured_plans:
+        again = search.remeasured_plans
+        why = (
+            f" ({again} of them recorded beside other load, and measured again now that the"
+            " machine is quiet)"
+            if again
+            else ""
+        )
         found.append(
             Caveat(
                 CaveatKind.replayed,
                 f"{search.cached_plans} plan(s) replayed from the record store, "
-                f"{search.measured_plans} measured.",
+                f"{search.measured_plans} measured{why}.",
             )
         )
     if run.elapsed_seconds > run.budget_seconds:

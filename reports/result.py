@@ -117,6 +117,7 @@ def _searched(search: SearchResult, params: dict[str, int | str]) -> dict[str, A
         "budget_exhausted": search.budget_exhausted,
         "measured_plans": search.measured_plans,
         "cached_plans": search.cached_plans,
+        "remeasured_plans": search.remeasured_plans,
         "oversubscribed": search.oversubscribed,
         "seed": search.seed,
     }

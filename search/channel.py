@@ -206,6 +206,7 @@ def search_result(
         step_left_out=searched.budget_exhausted,
         measured_plans=counts.measured,
         cached_plans=counts.replayed,
+        remeasured_plans=counts.remeasured,
         seed=settings.seed,
         oversubscribed=settings.oversubscribed,
     )

@@ -93,17 +93,21 @@ class PlanCounts:
     measured: int = 0
     replayed: int = 0
     cut: bool = False
+    remeasured: int = 0  # of `measured`: recorded beside other load, measured again when quiet
 
     @classmethod
     def of(cls, result: RunResult) -> PlanCounts:
         cut = result.status is Status.skipped
         if result.replayed:
             return cls(0, 0 if cut else 1, cut)
-        return cls(0 if cut else 1, 0, cut)
+        return cls(0 if cut else 1, 0, cut, int(result.remeasured and not cut))
 
     def __add__(self, other: PlanCounts) -> PlanCounts:
         return PlanCounts(
-            self.measured + other.measured, self.replayed + other.replayed, self.cut or other.cut
+            self.measured + other.measured,
+            self.replayed + other.replayed,
+            self.cut or other.cut,
+            self.remeasured + other.remeasured,
         )
 
 

@@ -149,6 +149,8 @@ class SearchResult:
     placement: str = ""
     """Where the winner's threads run, in words: unpinned, the measured class of CPU pairs its
     CPUs represent (e.g. shared_l3), or pinned (sysfs's choice, or `--set`'s)."""
+    remeasured_plans: int = 0
+    """Of `measured_plans`: recorded beside other load, measured again on a quiet machine."""
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,7 @@ def _search(data: Doc, winner: ChannelParams) -> SearchResult:
         budget_exhausted=bool(data.get("budget_exhausted")),
         measured_plans=int(data.get("measured_plans") or 0),
         cached_plans=int(data.get("cached_plans") or 0),
+        remeasured_plans=int(data.get("remeasured_plans") or 0),
         seed=int(data["seed"]),
         oversubscribed=bool(data.get("oversubscribed")),
         placement=str(data["winner"].get("placement") or ""),

@@ -123,6 +123,9 @@ class RunResult:
     """True when the answer came from the record store (or a recorded cut), not a measurement."""
     busy: bool = False
     """Other processes used the machine while it ran (`search.measure.load`)."""
+    remeasured: bool = False
+    """Measured although recorded: the record was taken beside other load, and this run began
+    on a quiet machine."""
     causes: Mapping[str, str] = dataclasses.field(default_factory=dict)
     """Why an arm failed, in the harness's words (the signal, the hang, the exit(), and which
     side's code was running), for every arm in `arm_status` that it could name."""

@@ -28,6 +28,7 @@ from hspc_gen.reports import figure_data, html
 from hspc_gen.reports.caveats import caveats
 from hspc_gen.reports.result import document
 from hspc_gen.reports.summary import render
+from search_results import ESTIMATED, RUN, WINNER, searched
 
 
 def written(result: TuneResult) -> ResultFile:
@@ -154,3 +155,17 @@ def test_the_channel_beside_its_slower_side_is_said_as_the_printed_figures_show(
     unresolved = efficiency_note(beside_the_sides(rate(30), rate(10), rate(243), sure))
     assert "which cannot be" in unresolved
     assert "30.0 M events/s, faster than producer_alone at 10.0 M" in unresolved
+
+
+def test_plans_measured_again_because_their_records_were_busy_are_said() -> None:
+    """A quiet re-run of a run measured beside load measures those plans again: the caveat
+    says why it measured what it could have replayed."""
+    search = searched(measured_plans=7, cached_plans=19, remeasured_plans=7)
+    said = [c.text for c in caveats(TuneResult(RUN, WINNER, search, ESTIMATED))]
+    assert (
+        "19 plan(s) replayed from the record store, 7 measured (7 of them recorded beside other"
+        " load, and measured again now that the machine is quiet)."
+    ) in said
+    plain = searched(measured_plans=7, cached_plans=19)
+    texts = [c.text for c in caveats(TuneResult(RUN, WINNER, plain, ESTIMATED))]
+    assert "19 plan(s) replayed from the record store, 7 measured." in texts

@@ -32,10 +32,16 @@ def without_caveats(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != "caveats"}
 
 
+ADDED_SINCE = frozenset({"remeasured_plans"})  # fields added with a default a reader fills in
+
+
 def as_it_was(new: Any, old: Any) -> Any:
-    """`new` less the fields a later schema 3 added (null where the earlier file has none)."""
+    """`new` less the fields a later schema 3 added (null where the earlier file has none, or
+    in ADDED_SINCE)."""
     if isinstance(new, dict) and isinstance(old, dict):
-        kept = {k: v for k, v in new.items() if k in old or v is not None}
+        kept = {
+            k: v for k, v in new.items() if k in old or (v is not None and k not in ADDED_SINCE)
+        }
         return {k: as_it_was(v, old.get(k)) for k, v in kept.items()}
     if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
         return [as_it_was(n, o) for n, o in zip(new, old, strict=True)]

@@ -121,8 +121,11 @@ def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
 
     prepared = Prepared(batch, Workload(), KEY)
     store = RecordStore(tmp_path, "fp")
-    measure_and_record(batch, STAGE, settings(), store, prepared=prepared, run_plan=busy_run)
+    first = measure_and_record(
+        batch, STAGE, settings(), store, prepared=prepared, run_plan=busy_run
+    )
     assert all(r.busy for r in RecordStore(tmp_path, "fp").records())
+    assert first.counts.remeasured == 0
     busy_again = settings()  # a run on a busy machine takes what a busy machine measured
     assert replay(batch, STAGE, busy_again, RecordStore(tmp_path, "fp"), prepared) is not None
     quiet = dataclasses.replace(settings(), quiet=True)
@@ -136,8 +139,9 @@ def test_records_measured_beside_other_load_are_measured_again_by_a_quiet_run(
         return crowded(plan)
 
     store = RecordStore(tmp_path, "fp")
-    measure_and_record(batch, STAGE, quiet, store, prepared=prepared, run_plan=quiet_run)
+    again = measure_and_record(batch, STAGE, quiet, store, prepared=prepared, run_plan=quiet_run)
     assert asked and all(plan.first_round != CALIBRATION_ROUND for plan in asked)
+    assert again.counts.remeasured == again.counts.measured == len(asked)  # said in the caveats
     sizes = {r.events_per_sample for r in RecordStore(tmp_path, "fp").records()}
     assert len(sizes) == 2  # the probe's own size, and the one size every race plan uses
     assert replay(batch, STAGE, quiet, RecordStore(tmp_path, "fp"), prepared) is not None
