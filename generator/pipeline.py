@@ -293,9 +293,10 @@ def threads(options: ThreadsOptions, show: Show = quiet) -> ThreadsReport:
     folder = options.out or target.output.report
     wiring.check_outputs(folder / THREADS_FILE, cache=cache)
     store = wiring.record_store(host, cache)
-    if channel is None:  # the estimate, from the pairs an earlier run measured, if any
+    if channel is None:  # the estimate, as --effort estimate writes it from what is stored
         recorded = wiring.host_topology(host, store, cache, measure=False)
-        channel = wiring.estimated_params(target, host, {}, topology=recorded)
+        spin = wiring.spin_budgets(wiring.host_timings(store, cache, measure=False))
+        channel = wiring.estimated_params(target, host, {}, spin, topology=recorded)
     run = f"threads{'-sweep' if options.sweep else ''}:{target.budget:g}s"
     toolchain = wiring.toolchain_for(target, host, cache)
     where = search.thread_run(toolchain, store, started + target.budget, run)
