@@ -242,11 +242,12 @@ def test_sigterm_ends_a_run_like_sigint_says_so_and_keeps_what_was_measured(
          "--budget", "60s", "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o")],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
-    header = Path("o") / "example_channel.hpp"
+    header = tmp_path / "o" / "example_channel.hpp"
     for _ in range(600):  # the estimate header first: the run has started measuring
         if header.exists() or run.poll() is not None:
             break
         time.sleep(0.05)
+    assert run.poll() is None, "the run ended before it was signalled"
     run.send_signal(signal.SIGTERM)
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 128 + signal.SIGTERM, stderr
