@@ -37,8 +37,8 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     except BaseException as error:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp).unlink()
-        if isinstance(error, OSError):  # name the file the user asked for, not the temporary
-            raise OSError(error.errno, error.strerror, str(path)) from error
+        if isinstance(error, OSError) and error.errno is not None:  # the file asked for, not
+            raise OSError(error.errno, error.strerror, str(path)) from error  # the temporary
         raise
 
 
