@@ -283,8 +283,9 @@ def _main_command(argv: Sequence[str]) -> int:
     return outcome_status(result)
 
 
-class TerminatedError(Exception):
-    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt."""
+class TerminatedError(BaseException):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt, and like it no
+    Exception: a step that turns its own errors into a recorded failure lets it through."""
 
 
 def _terminate(_signum: int, _frame: object) -> None:

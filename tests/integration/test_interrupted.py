@@ -21,12 +21,16 @@ def interrupted(out: Path, cache: Path) -> None:
         [sys.executable, "-m", "hspc_gen", "--target", str(EXAMPLE), "--effort", "quick",
          "--budget", "60s", "--cache", str(cache), "--out", str(out)],
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        # A shell's background job (CI's too) starts with SIGINT ignored, and Python keeps it so:
+        # the run must meet SIGINT as a user's Ctrl-C delivers it (one call, no lock taken).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
     )  # fmt: skip
     for _ in range(2400):  # the lock file names the run that holds it
         locks = (cache / "records").glob("*.lock")
         if any(f"{run.pid}\n" == lock.read_text() for lock in locks) or run.poll() is not None:
             break
         time.sleep(0.05)
+    assert run.poll() is None, "the run ended before it was interrupted"
     run.send_signal(signal.SIGINT)
     _, stderr = run.communicate(timeout=60)
     assert run.returncode == 128 + signal.SIGINT, stderr

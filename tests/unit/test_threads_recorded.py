@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import fake_runner as fr
+from hspc_gen.cli.main import TerminatedError
 from hspc_gen.model import ChannelParams, Effort, Objective, PinThreads, Primitive, Status
 from hspc_gen.model.result import RunInfo, TuneResult
 from hspc_gen.model.shape import TopologyShape
@@ -183,6 +184,26 @@ def test_an_error_of_the_tools_own_in_the_thread_step_is_a_failure_the_run_repor
     assert said is not None and said.startswith("the thread search failed (crashed: ")
     budget = ThreadFailure(Status.skipped, BUDGET_SPENT)  # the budget is not a failure
     assert outcome.threads_unmet(TuneResult(run, CHANNEL, None, budget)) is None
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, TerminatedError])
+def test_a_signal_in_the_thread_step_ends_the_run_and_is_no_failure_of_its_own(
+    tmp_path: Path, stop: type[BaseException]
+) -> None:
+    """SIGINT or SIGTERM while the thread counts are measured: the run stops (130, 143), not
+    "the thread search failed" with exit 1."""
+
+    class Stopped(fr.SimulatedToolchain):
+        def prepare(
+            self, batch: Batch, workload: Workload, kinds: tuple[str, ...] = ()
+        ) -> Prepared:
+            raise stop
+
+    machinery = Machinery(RecordStore(tmp_path, "fp"), Stopped())
+    stages = (StageSpec("stage_two", Workload(), ()),)
+    settings = Settings(Objective.throughput, Effort.quick, 7, math.inf, True, stages)
+    with pytest.raises(stop):
+        threads_for(CHANNEL, INPUTS, machinery, settings)
 
 
 def test_the_pair_s_sleep_beyond_its_cpu_time_is_read_from_its_least_disturbed_sample() -> None:
