@@ -75,18 +75,27 @@ def test_bench_times_the_header_beside_every_peer_and_line(estimated: Path, tmp_
     assert figure_threads.peers(result.result, typed).bars
     for name, content in html.files(result, typed).items():
         assert (estimated / name).read_bytes() == content, name
-    # Every round is in the host's record store: the same bench again replays them, and writes
-    # the same bytes without timing anything (no line appended); in --out, the file alone.
+    replayed_alike(cache, counted, estimated / "hspc-bench.json", tmp_path / "elsewhere", args)
+
+
+def replayed_alike(
+    cache: Path, counted: int, written: Path, elsewhere: Path, args: tuple[str | Path, ...]
+) -> None:
+    """Every round is in the host's record store: the same bench again replays them, and writes
+    the same bytes without timing anything (no line appended); in --out, the file alone. A round
+    recorded beside other load is measured again on a quiet machine (README: bench), so only
+    rounds measured quiet promise the same bytes."""
     (store,) = (cache / "records").glob("*.jsonl")
     recorded = store.read_text().splitlines()
     assert [json.loads(line)["round"] for line in recorded] == list(range(counted + 1))
-    again = bench(*args, "--cache", cache, "--out", tmp_path / "elsewhere")
+    busy = any(json.loads(line)["busy"] for line in recorded)
+    again = bench(*args, "--cache", cache, "--out", elsewhere)
     assert again.returncode == 0, again.stderr
-    assert listing(tmp_path / "elsewhere") == ["hspc-bench.json"]
-    written = (estimated / "hspc-bench.json").read_bytes()
-    assert (tmp_path / "elsewhere" / "hspc-bench.json").read_bytes() == written
+    assert listing(elsewhere) == ["hspc-bench.json"]
     assert "without the report page: the page is drawn beside the result" in again.stderr
-    assert store.read_text().splitlines() == recorded
+    if not busy:
+        assert (elsewhere / "hspc-bench.json").read_bytes() == written.read_bytes()
+        assert store.read_text().splitlines() == recorded
 
 
 def test_bench_refuses_flags_that_do_not_build_and_writes_nothing(
