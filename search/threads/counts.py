@@ -7,12 +7,12 @@ against the best. The answer is the good count with the fewest threads (knee.py)
 more threads than CPUs take part only when the coarse grid showed idle CPU time that they could
 fill (guards.py: read at the fewest threads searched when those are already more than the CPUs),
 or when one the coarse grid ran anyway was shown better than the best within them beyond the
-noise; either way a best past the CPUs stands only when shown better, paired, than the best count
-within them beyond the noise. Whatever path ended the search, the best then moves to any count
-run beside it that measured higher by median and paired (knee.strongest), so that the answer is
-held to the best measured. The search ends by its own rule when the plan's levels are done or
-nothing is left to try between whole counts; when the budget ends a call (BudgetSpentError), it
-answers by the same rule from what it measured and says so (BUDGET).
+noise; a best past the CPUs runs beside the best count within them first (within.py), so that
+the answer weighs the two on paired rounds. Whatever path ended the search, the best then moves
+to any count run beside it that measured higher by median and paired (knee.strongest), so that
+the answer is held to the best measured. The search ends by its own rule when the plan's levels
+are done or nothing is left to try between whole counts; when the budget ends a call
+(BudgetSpentError), it answers by the same rule from what it measured and says so (BUDGET).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hspc_gen.model.threads import FIXED, SHOWN_ROUNDS
+from hspc_gen.model.threads import FIXED
 from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.axis import Axis
 from hspc_gen.search.threads.guards import oversubscription
@@ -30,14 +30,13 @@ from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
 from hspc_gen.search.threads.pace import SAMPLE_OVERHEAD
 from hspc_gen.search.threads.plan import PILOT_ROUNDS, Plan, Planner, coarse_counts
 from hspc_gen.search.threads.refine import Allowed, on_axis, refine_knee, refine_peak, settle
+from hspc_gen.search.threads.within import best_within, paired_within, weighed, within_words
 
 TOLERANCE = 0.03
 VM_TOLERANCE = 0.04
 """The fewest threads shown within this share of the best are recommended. A VM's noise widens
 the intervals, so its line lies a point further; not more, for the best measured count may itself
 lie a point below the true peak, and the answer must stay within 5% of that."""
-PAIRING_CALLS = 3
-"""Calls that may run the best within the CPUs beside a best past them (each may move the best)."""
 BUDGET = "budget"
 """The termination of a search the budget stopped: its answer is the best count measured."""
 
@@ -84,20 +83,19 @@ def search_count(lab: Lab, axes: Sequence[Axis], planner: Planner, host: Host) -
     except BudgetSpentError:
         pass
     best = strongest(lab, best, allowed)
-    inside = _within(lab, fits)
+    inside, within = best_within(lab, fits), within_words(fits, host.cpus)
     if why is not None and best.threads > fits and inside is not None:
-        whole, best = _paired_within(lab, best, inside, plan if refined else None, allowed)
+        whole, best = paired_within(lab, best, inside, plan if refined else None, allowed)
         refined = refined and whole
     elif why is None and (beyond := _outside(lab, best, allowed)) is not None:
         # The coarse grid ran counts past the CPUs whatever the guard would say; one shown
         # better than the best within them beyond the noise is evidence, not a count to pass
         # over (one merely higher, on a host whose CPUs were busy, is not enough).
-        why, best = outran(lab, beyond, best, host.cpus), strongest(lab, beyond)
+        why, best = outran(lab, beyond, best, within), strongest(lab, beyond)
         inside = None  # the reason names the count it outran
     chosen = smallest_good(lab, best, tolerance, allowed)
-    past = inside is not None and chosen.threads > fits and why is not None
-    if past and inside is not None and lab.compare(best, inside).n >= MIN_ROUNDS:
-        why = f"{why}; {outran(lab, best, inside, host.cpus)}"
+    if why is not None and inside is not None and chosen.threads > fits:
+        why = f"{why}; {weighed(lab, best, inside, tolerance, within)}"
     termination = _stopped(axes, best, chosen) if refined else BUDGET
     return CountResult(chosen, best, termination, tolerance, plan, why)
 
@@ -115,37 +113,6 @@ def _coarse(
     return coarse, plan
 
 
-def _within(lab: Lab, fits: int) -> Config | None:
-    """The best count measured within the CPUs (the most threads that fit), if any."""
-    within = [c for c in lab.measured() if not (c.pinned or c.replica) and c.threads <= fits]
-    if not within:
-        return None
-    return strongest(lab, leader(lab, within), lambda c: c.threads <= fits)
-
-
-def _paired_within(
-    lab: Lab, best: Config, inside: Config, plan: Plan | None, allowed: Allowed
-) -> tuple[bool, Config]:
-    """(whether the search may still say it ended by its own rule, the best): runs the best count
-    within the CPUs beside a best past them, where the two have not run together in
-    SHOWN_ROUNDS rounds, so that the fewest-threads rule weighs it against the best on paired
-    rounds (a 16-CPU guest's two runs recommended 8+8 and 38+38: in the second, idle time let
-    the search past the CPUs, and 38+38 led 8+8 by medians 8% apart, never paired). Those
-    rounds move the medians and so may move the best (knee.strongest): then again, a few
-    times at most. No `plan`: the budget is spent, nothing runs."""
-    for _ in range(PAIRING_CALLS):
-        if lab.compare(inside, best).n >= SHOWN_ROUNDS:
-            return True, best
-        if plan is None:
-            return False, best
-        try:
-            lab.run([best, inside], max(plan.settle_rounds, SHOWN_ROUNDS))
-        except BudgetSpentError:
-            return False, best
-        best = strongest(lab, best, allowed)
-    return True, best
-
-
 def _outside(lab: Lab, best: Config, allowed: Allowed) -> Config | None:
     """The count the search did not allow that beat the best beyond the noise (its paired
     interval above 1, over MIN_ROUNDS rounds) with the highest median, if any."""
@@ -159,7 +126,7 @@ def _outside(lab: Lab, best: Config, allowed: Allowed) -> Config | None:
     return leader(lab, shown) if shown else None
 
 
-def outran(lab: Lab, beyond: Config, best: Config, cpus: int) -> str:
+def outran(lab: Lab, beyond: Config, best: Config, within: str) -> str:
     """Why counts past the CPUs may be recommended when one was shown better than the best count
     within them beyond the noise, in words."""
     rel = lab.compare(beyond, best)
@@ -171,7 +138,7 @@ def outran(lab: Lab, beyond: Config, best: Config, cpus: int) -> str:
         f"{beyond.producers}+{beyond.consumers} measured "
         f"{lab.point(beyond).events_per_s:.3g} events/s against "
         f"{lab.point(best).events_per_s:.3g} for {best.producers}+{best.consumers}, the best "
-        f"within the {cpus} CPUs{paired}, so counts past the CPUs may be recommended"
+        f"{within}{paired}, so counts past the CPUs may be recommended"
     )
 
 

@@ -33,6 +33,9 @@ KNEE_POINTS = 3
 """Counts a knee level adds inside its bracket (splitting it in four, geometrically)."""
 SETTLE_POINTS = 3
 """Counts near the tolerance line the settling call runs again beside the best, at most."""
+PAIRING_CALLS = 3
+"""Calls that may run the best count within the CPUs beside a best past them (within.py), each
+for the settling rounds; the plan counts one (each call after it moved the best, rarely)."""
 PLAN_SHARE = 0.85
 """Of the seconds given, what the plan may fill: a count slower than predicted, a longer call."""
 CALL_START_SECONDS = 0.1
@@ -89,13 +92,15 @@ def level_samples(plan: Plan, axes: int) -> int:
     peak = plan.peak_levels * 3 * plan.peak_rounds  # the best and a probe either side
     knee = axes * plan.knee_levels * (KNEE_POINTS + 3) * plan.knee_rounds  # the best, its bracket
     settle = (SETTLE_POINTS + 2) * plan.settle_rounds  # the best and a rival
+    settle += 2 * plan.settle_rounds  # a best past the CPUs and the best within them
     race = (PLACEMENTS + 1) * plan.placement_rounds
     return peak + knee + settle + race
 
 
 def calls(plan: Plan, axes: int) -> int:
     races = math.ceil(plan.placement_rounds / PLACEMENT_CALL_ROUNDS)
-    return 2 + plan.peak_levels + axes * plan.knee_levels + races
+    pairing = 1 if plan.settle_rounds else 0
+    return 2 + plan.peak_levels + axes * plan.knee_levels + races + pairing
 
 
 @dataclass(frozen=True)
