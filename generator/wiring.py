@@ -49,11 +49,11 @@ from hspc_gen.topology import plan as topology_plan
 from hspc_gen.topology.classes import (
     lasting_classes,
     measured_kind,
-    moved_pairs,
     relation_of,
     representative_pairs,
     typical_class,
 )
+from hspc_gen.topology.moving import moves, topology_notes
 from hspc_gen.topology.text import topology_json
 
 CONFIRM_SHARE = 0.10  # of the budget, for re-measuring the best (12 s at 120 s; it takes ~5 s)
@@ -117,7 +117,7 @@ def host_shape(host: Host, topology: TopologyOutcome | None = None) -> HostShape
     placed = representative_pairs(measured, lasting) if measured else ()
     classes = tuple((pair.name, pair.producer_cpu, pair.consumer_cpu) for pair in placed)
     typical = None
-    if measured is not None and (lasting != measured.classes or moved_pairs(measured)):
+    if measured is not None and moves(measured):
         typical = typical_class(measured).representative  # the host moves its CPUs about
     pairs = {
         tuple(sorted(host.siblings(cpu)))
@@ -373,7 +373,7 @@ def run_info(
             *thread_notes(target, host),
             *(store_notes(store) if store else ()),
             *((calibrated.note,) if calibrated.note else ()),
-            *((topology.note,) if topology and topology.note else ()),
+            *topology_notes(topology, measured=effort is not Effort.estimate),
         ),
         timings=calibrated.timings,
     )

@@ -10,6 +10,7 @@ from typing import Any
 
 from hspc_gen.errors import UserError
 from hspc_gen.model.topology import Matrix, Topology, TopologyOutcome, TopologyStatus
+from hspc_gen.topology.moving import moving_note
 
 MAX_TABLE_CPUS = 32  # beyond, a matrix row does not fit a terminal: the classes summarise it
 _STATUS_WORDS = {
@@ -75,9 +76,12 @@ def _class_table(topology: Topology) -> list[str]:
 
 
 def _disagreement_lines(topology: Topology) -> list[str]:
+    note = moving_note(topology)
+    moving = [f"  Moves      {note}"] if note else []
     if not topology.disagreements:
-        return ["  sysfs      the measured classes agree with it"]
-    return ["  sysfs      disagrees:", *(f"    - {d.text}" for d in topology.disagreements)]
+        return ["  sysfs      the measured classes agree with it", *moving]
+    said = [f"    - {d.text}" for d in topology.disagreements]
+    return ["  sysfs      disagrees:", *said, *moving]
 
 
 def _matrix_lines(matrix: Matrix) -> list[str]:

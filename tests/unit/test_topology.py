@@ -13,7 +13,6 @@ import pytest
 
 from hspc_gen import wiring
 from hspc_gen.errors import UserError
-from hspc_gen.host.machine import Host, read_host
 from hspc_gen.model.topology import (
     Disagreement,
     DisagreementKind,
@@ -38,16 +37,7 @@ from hspc_gen.topology.classes import (
     typical_class,
 )
 from hspc_gen.topology.text import matrix_text, read_matrix
-
-SYSFS = Path(__file__).resolve().parents[1] / "data" / "sysfs"
-
-
-def host_of(tree: str) -> Host:
-    return read_host(SYSFS / tree / "sys")
-
-
-def recorded(tree: str, file: str = "matrix.json") -> Topology:
-    return classify(host_of(tree), read_matrix(SYSFS / tree / file))
+from recorded_topology import SYSFS, host_of, recorded
 
 
 def names(topology: Topology) -> list[str]:
