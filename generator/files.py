@@ -21,6 +21,11 @@ def json_text(document: Any) -> str:
     return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+class WriteRefusedError(OSError):
+    """A write of an output the machine refused (a full disk, a quota, a read-only mount), named
+    by the file asked for, not its temporary."""
+
+
 def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` (text as UTF-8 with \n line ends) to a temporary file beside `path`, then
     rename it over `path`: a reader sees the old file or the new one, never a part."""
@@ -38,7 +43,7 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             Path(tmp).unlink()
         if isinstance(error, OSError) and error.errno is not None:  # the file asked for, not
-            raise OSError(error.errno, error.strerror, str(path)) from error  # the temporary
+            raise WriteRefusedError(error.errno, error.strerror, str(path)) from error  # its tmp
         raise
 
 

@@ -36,7 +36,7 @@ from hspc_gen.cli.common import (
 )
 from hspc_gen.cli.host import SurveyOptions, survey
 from hspc_gen.errors import UserError
-from hspc_gen.files import json_text
+from hspc_gen.files import WriteRefusedError, json_text
 from hspc_gen.host.machine import describe
 from hspc_gen.model import Status
 from hspc_gen.model.bench import Role
@@ -317,7 +317,8 @@ REFUSED_BY_THE_MACHINE = frozenset({
     errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM
 })  # fmt: skip
 """A write the machine refused mid-run, after every check before it said yes (a full disk, a
-quota, `ulimit -f`, a mount turned read-only): one line and exit 1, not a traceback."""
+quota, `ulimit -f`, a mount turned read-only), or a file it would not let the run read: one line
+and exit 1, not a traceback ("cannot write" an output, "cannot use" anything else)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -338,7 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if err.errno not in REFUSED_BY_THE_MACHINE:
             raise  # hspc-gen's own fault: the traceback says where
         where = f"{err.filename}: " if err.filename else ""
-        print(f"{PROG}: error: cannot write {where}{err.strerror}", file=sys.stderr)
+        verb = "write" if isinstance(err, WriteRefusedError) else "use"  # a read, a record
+        print(f"{PROG}: error: cannot {verb} {where}{err.strerror}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, TerminatedError) as stop:
         terminated = isinstance(stop, TerminatedError)

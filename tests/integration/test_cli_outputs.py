@@ -4,6 +4,7 @@ mid-run; each refused before anything is written, in one line."""
 
 from __future__ import annotations
 
+import errno
 import resource
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from command import EXAMPLE, assert_one_clear_error, hspc_gen, listing
+from hspc_gen.cli import main as cli_main
 
 
 @pytest.mark.parametrize(
@@ -81,3 +83,20 @@ def test_a_file_size_limit_met_mid_run_is_one_line_and_leaves_no_part_written(
     assert done.returncode == 1
     assert done.stderr == f"hspc-gen: error: cannot write {header}: File too large\n"
     assert [path for path in tmp_path.rglob("*") if not path.is_dir()] == []
+
+
+def test_a_file_the_machine_will_not_let_the_run_read_is_not_called_a_write(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read the machine refuses (EACCES from a record store another user owns; root reads
+    everything here, so the refusal is raised where the command would meet it) is one line
+    that says "cannot use", not "cannot write", and exit 1."""
+
+    def refuse(_args: list[str]) -> int:
+        raise PermissionError(errno.EACCES, "Permission denied", "/c/records.jsonl")
+
+    monkeypatch.setattr(cli_main, "_dispatch", refuse)
+    assert cli_main.main(["host"]) == 1
+    assert capsys.readouterr().err == (
+        "hspc-gen: error: cannot use /c/records.jsonl: Permission denied\n"
+    )
