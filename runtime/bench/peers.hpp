@@ -59,7 +59,6 @@ using hspc_harness::wait_until_true;
 template <class E, std::size_t N>
 struct alignas(128) Batch {
   E events[N]{};
-  std::size_t fill = 0;
 };
 
 // Counts the consumer's events down to the end of the stream. The count is written by the consumer
@@ -98,22 +97,30 @@ class BatchedPeer : public CountedEnd {
   static constexpr std::size_t kBatch =
       std::max<std::size_t>(1, std::min<std::size_t>(512, Capacity / 2));
 
-  void push(const Event& ev) {
-    batch_->events[batch_->fill++] = ev;
-    if (batch_->fill == kBatch) flush();
-  }
-  void flush() {
-    const Event* next = batch_->events;
-    std::size_t left = batch_->fill;
-    wait_until_true([&] {
-      const std::size_t put = q_.put(next, left);
-      next += put;
-      left -= put;
-      return left == 0;
-    });
-    batch_->fill = 0;
-  }
-  void close() { flush(); }
+  // The producer's side for one sample (hspc_harness::producer_of): the batch's cursor is its
+  // own, on the producer's stack, as the harness's RunsOf keeps it (which says why).
+  class Producer {
+   public:
+    explicit Producer(BatchedPeer& q) noexcept : q_(q), run_(q.batch_->events), next_(run_) {}
+    void push(const Event& ev) {
+      *next_++ = ev;
+      if (next_ == run_ + kBatch) flush();
+    }
+    void flush() {
+      q_.put_all(run_, static_cast<std::size_t>(next_ - run_));
+      next_ = run_;
+    }
+    void close() { flush(); }
+
+   private:
+    BatchedPeer& q_;
+    Event* run_;
+    Event* next_;
+  };
+
+  void push(const Event& ev) { own_.push(ev); }
+  void flush() { own_.flush(); }
+  void close() { own_.close(); }
 
   template <class F>
   std::size_t consume(F&& f) {
@@ -130,9 +137,20 @@ class BatchedPeer : public CountedEnd {
   }
 
  private:
+  // Hands over n events, as the queue takes them (all at once, or some at a time while full).
+  void put_all(const Event* next, std::size_t left) {
+    wait_until_true([&] {
+      const std::size_t put = q_.put(next, left);
+      next += put;
+      left -= put;
+      return left == 0;
+    });
+  }
+
   Queue q_;
   std::unique_ptr<Batch<E, kBatch>> batch_ = std::make_unique<Batch<E, kBatch>>();
   std::unique_ptr<Batch<E, kBatch>> out_ = std::make_unique<Batch<E, kBatch>>();
+  alignas(128) Producer own_{*this};  // push, flush, close on the peer itself: its own lines
 };
 
 // boost::lockfree::spsc_queue in bulk: push(ptr, n) / pop(ptr, n). The fair comparison for a

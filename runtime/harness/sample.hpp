@@ -115,6 +115,7 @@ Sample run_throughput(const Workload& w, Context& ctx) {
   };
   auto producer = [&] {
     ProducerSide<E> side(w, ctx.calibration);
+    auto&& p = producer_of(q);  // a gathering contender's run cursor, on this stack
     const std::int64_t cap_ns = detail::EndsByCount<A>::value ? 0 : ctx.cap_ns;
     const auto stop = Clock::now() + std::chrono::nanoseconds(cap_ns);
     // Pushes in chunks, the clock read between them: the timed loop itself is the plain one.
@@ -122,11 +123,11 @@ Sample run_throughput(const Workload& w, Context& ctx) {
     std::uint64_t i = 0;
     while (i < w.events) {
       const std::uint64_t end = std::min(w.events, i + chunk);
-      for (; i < end; ++i) q.push(side.next(i));
+      for (; i < end; ++i) p.push(side.next(i));
       if (cap_ns > 0 && i < w.events && Clock::now() > stop) break;
     }
     pushed.store(i, std::memory_order_release);  // before close(): the consumer reads it after
-    q.close();
+    p.close();
     return Clock::time_point{};  // the consumer's end time ends the sample
   };
   Sample s = detail::two_sided<Launch>(w, ctx, consumer, producer);
@@ -162,16 +163,17 @@ Sample paced_latency(const Workload& w, Context& ctx) {
   };
   auto producer = [&] {
     ProducerSide<E> side(w, ctx.calibration);
+    auto&& p = producer_of(q);
     const std::uint64_t pace = ctx.calibration.loops_for(w.pace_ns);
     std::uint64_t x = 1;
     for (std::uint64_t i = 0; i < w.events; ++i) {
       const E& ev = side.next(i);
       x = burn(pace, x);
       pushed[i] = now_ns();
-      q.push(ev);
-      if constexpr (FlushEach) q.flush();
+      p.push(ev);
+      if constexpr (FlushEach) p.flush();
     }
-    q.close();
+    p.close();
     sink(x);
     return Clock::time_point{};
   };
