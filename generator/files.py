@@ -30,9 +30,10 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     """Write `content` (text as UTF-8 with \n line ends) to a temporary file beside `path`, then
     rename it over `path`: a reader sees the old file or the new one, never a part."""
     data = content.encode() if isinstance(content, str) else content
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = ""
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -40,8 +41,9 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         Path(tmp).chmod(0o644)
         Path(tmp).replace(path)
     except BaseException as error:
-        with contextlib.suppress(FileNotFoundError):
-            Path(tmp).unlink()
+        if tmp:
+            with contextlib.suppress(FileNotFoundError):
+                Path(tmp).unlink()
         if isinstance(error, OSError) and error.errno is not None:  # the file asked for, not
             raise WriteRefusedError(error.errno, error.strerror, str(path)) from error  # its tmp
         raise

@@ -26,11 +26,11 @@ def moving_note(topology: Topology) -> str | None:
     if not moves(topology):
         return None
     return (
-        f"This host moves its CPUs about ({_seen(topology)}: a guest's vCPUs on the physical"
-        " machine): what a pinned channel runs at moves with them, so the parameters and CPUs"
-        " chosen here are this moment's best, and another run may choose others. `hspc-gen"
-        " compare` of two runs' results measures them side by side, with an A/A line for the"
-        " host's own spread."
+        f"This host moves its CPUs about ({_seen(topology)}: a guest's vCPUs moving on the"
+        " physical machine, or other load): what a pinned channel runs at moves with them, so"
+        " the parameters and CPUs chosen here are this moment's best, and another run may"
+        " choose others. `hspc-gen compare` of two runs' results measures them side by side,"
+        " with an A/A line for the host's own spread."
     )
 
 
@@ -44,7 +44,7 @@ def _seen(topology: Topology) -> str:
     why = (
         "a pair of it moved when measured again"
         if moved & set(c.pairs)
-        else "sysfs does not explain them, and they reach few of the CPUs"
+        else "sysfs does not explain them, and they do not reach every CPU"
     )
     a, b = c.representative
     held = f"{c.name} at {c.round_trip_ns:.0f} ns held {len(c.pairs)} pair(s), e.g. CPUs {a},{b}"

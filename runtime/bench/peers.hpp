@@ -97,6 +97,10 @@ class BatchedPeer : public CountedEnd {
   static constexpr std::size_t kBatch =
       std::max<std::size_t>(1, std::min<std::size_t>(512, Capacity / 2));
 
+  BatchedPeer() = default;
+  BatchedPeer(const BatchedPeer&) = delete;  // own_ holds a reference to this very object
+  BatchedPeer& operator=(const BatchedPeer&) = delete;
+
   // The producer's side for one sample (hspc_harness::producer_of): the batch's cursor is its
   // own, on the producer's stack, as the harness's RunsOf keeps it (which says why).
   class Producer {

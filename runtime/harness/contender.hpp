@@ -11,6 +11,10 @@
 //   template <class F> std::size_t consume(F&& f);  consumer: f(const Event*, n) for the next
 //                                             run of events, returns n, 0 at the end of stream
 //   bool pop(Event&);                         consumer: one event, false at the end of stream
+//   class Producer (optional, public)         the producer's side for one sample, built from the
+//                                             contender on the producer's stack with the same
+//                                             push/flush/close (producer_of): a contender that
+//                                             gathers runs keeps their cursor there
 #pragma once
 
 #include <cstddef>

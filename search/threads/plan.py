@@ -88,7 +88,8 @@ def coarse_counts(axis: Axis, cpus: int) -> tuple[int, ...]:
 
 
 def level_samples(plan: Plan, axes: int) -> int:
-    """The most samples `plan` takes after its coarse grid, with `axes` knees."""
+    """The samples `plan` is costed at after its coarse grid, with `axes` knees: each phase's
+    most, and one pairing call (within.py; a call that moved the best may run another)."""
     peak = plan.peak_levels * 3 * plan.peak_rounds  # the best and a probe either side
     knee = axes * plan.knee_levels * (KNEE_POINTS + 3) * plan.knee_rounds  # the best, its bracket
     settle = (SETTLE_POINTS + 2) * plan.settle_rounds  # the best and a rival

@@ -11,8 +11,9 @@ beside it (34+34 at 0.987 of it) and answered 8+8 (benchmarks/results/many-core-
 
 from __future__ import annotations
 
+import math
+
 from hspc_gen.model.threads import SHOWN_ROUNDS
-from hspc_gen.search.decisions.stats import MIN_ROUNDS
 from hspc_gen.search.threads.knee import leader, strongest
 from hspc_gen.search.threads.measure import BudgetSpentError, Config, Lab
 from hspc_gen.search.threads.plan import PAIRING_CALLS, Plan
@@ -54,16 +55,21 @@ def within_words(fits: int, cpus: int) -> str:
 
 def weighed(lab: Lab, best: Config, inside: Config, tolerance: float, within: str) -> str:
     """Why the best past the CPUs stands against the best count within them, in words that
-    agree with the paired figure: shown better beyond the noise, or only not shown within the
-    tolerance of it (the fewest-threads rule's line), or not run beside it long enough."""
+    agree with the paired figure: faster beyond the noise, or the inside count's interval
+    reaching below the fewest-threads rule's line, or the two not run together in the rounds
+    that rule needs (SHOWN_ROUNDS)."""
     rel = lab.compare(inside, best)
     name, other = f"{inside.producers}+{inside.consumers}", f"{best.producers}+{best.consumers}"
-    if rel.n < MIN_ROUNDS:
-        return f"{name}, the best {within}, did not run beside {other} long enough to be weighed"
+    if rel.n < SHOWN_ROUNDS:
+        return (
+            f"{name}, the best {within}, ran beside {other} in {rel.n} rounds, fewer than the"
+            f" {SHOWN_ROUNDS} that would show it as good"
+        )
+    low, high = math.floor(rel.low * 1000) / 1000, math.ceil(rel.high * 1000) / 1000
     figure = (
-        f"{name}, the best {within}, measured {rel.gain:.2f} times {other}'s throughput, paired"
-        f" over {rel.n} rounds (95% interval {rel.low:.2f} to {rel.high:.2f})"
-    )
-    if rel.high < 1.0:
+        f"{name}, the best {within}, measured {rel.gain:.3f} times {other}'s throughput, paired"
+        f" over {rel.n} rounds (95% interval {low:.3f} to {high:.3f})"
+    )  # the interval widened to its printed digits, so the words below hold for what is read
+    if high < 1.0:
         return f"{figure}: {other} is faster beyond the noise"
-    return f"{figure}: not shown within {tolerance:.0%} of it"
+    return f"{figure}: its interval reaches below {1.0 - tolerance:.0%} of {other}'s"

@@ -210,7 +210,8 @@ def assert_the_best_within_the_cpus_ran_beside(found: ThreadAdvice) -> None:
     """A search the budget did not cut weighed the best count within the CPUs against a best
     past them on paired rounds, and the reason names it with the paired figure (the 16-CPU
     guest's second run recommended 38+38 over 8+8 on medians 8% apart that were never paired);
-    only a plan without settling rounds says it did not run them together long enough."""
+    only a plan without settling rounds says it did not run them together long enough; the
+    words agree with the figure they give."""
     evidence = found.evidence
     assert evidence is not None
     fits = max(evidence.capacity.cpus, min(p.producers + p.consumers for p in evidence.curve))
@@ -221,7 +222,11 @@ def assert_the_best_within_the_cpus_ran_beside(found: ThreadAdvice) -> None:
     assert reason is not None
     assert re.search(r"the best (within the \d+ CPUs|of \d+ threads or fewer)", reason), reason
     paired = any(p.vs_best is not None and p.vs_best.rounds >= MIN_ROUNDS for p in within)
-    assert paired or "long enough to be weighed" in reason, reason
+    if said := re.search(r"interval (\d\.\d+) to (\d\.\d+)\): (.*)", reason.split("; ")[-1]):
+        low, high, words = float(said[1]), float(said[2]), said[3]
+        line = 1.0 - evidence.tolerance
+        assert (high < 1.0) if "faster beyond the noise" in words else (low < line), reason
+    assert paired or "that would show it as good" in reason, reason
 
 
 def assert_the_rule_holds(found: ThreadAdvice, points: tuple[SweepPoint, ...] = ()) -> None:
